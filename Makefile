@@ -1,0 +1,39 @@
+# Two commands set up a fresh machine: `make demo` (main job) and `make test` (test suite).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEBIAN_PACKAGES := dict-foldoc wordnet-base
+
+.PHONY: install demo test bench clean debian
+
+install: $(STAMP) debian
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	touch $(STAMP)
+
+# FOLDOC and WordNet come from Debian packages; install them when root, else say how.
+debian:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = "0" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  (apt-get install -y -qq $$missing >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq $$missing)) ; \
+	else \
+	  echo "FOLDOC/WordNet need Debian packages:$$missing. Run: sudo apt-get install -y$$missing"; \
+	fi
+
+demo: install
+	$(BIN)/python -m sidelight.demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/lexical.py --json bench/results/lexical.json
+
+clean:
+	rm -rf $(VENV) .cache

@@ -1,0 +1,47 @@
+"""`sidelight eval`: one method, a query file and qrels, a metrics table (and JSON / TREC run)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..corpus.beir import load_qrels, load_queries
+from ..errors import InputError
+from ..index import Index
+from ..lab.evaluate import DEFAULT_METRICS, evaluate_method, write_json, write_trec
+from ..lanes.methods import get_method
+from .output import table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eval", help="evaluate a method on queries + qrels")
+    p.add_argument("index", type=Path)
+    p.add_argument("--queries", required=True, type=Path, help="queries JSONL (_id, text; metadata ignored)")
+    p.add_argument("--qrels", required=True, type=Path, help="qrels TSV (query-id corpus-id score)")
+    p.add_argument("--method", default="bm25")
+    p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated, e.g. ndcg@10,mrr@10")
+    p.add_argument("--depth", type=int, default=1000, help="ranking depth per query")
+    p.add_argument("--json", type=Path, help="write the result as JSON")
+    p.add_argument("--run", type=Path, help="write the ranking as a TREC run file")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=run_eval)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    index = Index.load(args.index)
+    qrels = load_qrels(args.qrels, known_ids=set(index.corpus.ids))
+    queries = load_queries(args.queries)
+    missing = sorted(set(qrels) - set(queries))
+    if missing:
+        raise InputError(f"{args.qrels}: query id {missing[0]!r} has no text in {args.queries}")
+    queries = {q: queries[q] for q in qrels}
+    method = get_method(args.method)
+    result = evaluate_method(index, method, queries, qrels, [m.strip() for m in args.metrics.split(",")],
+                             args.depth, progress=not args.quiet)
+    table(f"{result.method} on {len(queries)} queries", ["metric", "value"],
+          sorted(result.metrics.items()), [False, True])
+    if args.json:
+        write_json(result, args.json)
+    if args.run:
+        write_trec(result.run, args.run, result.method)
+    return 0

@@ -1,0 +1,67 @@
+"""`sidelight index`, `sidelight add`, `sidelight delete`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..corpus.jsonl import read_jsonl, record_from_json
+from ..corpus.sources import load_source
+from ..index import Index
+from ..lanes.lexical import VARIANTS, BM25Params
+from ..text import STOPLISTS, TokenizerConfig
+
+
+def register(sub) -> None:
+    p = sub.add_parser("index", help="build an index folder from a corpus",
+                       description="Index SOURCE (a BEIR folder, a JSONL file, 'foldoc', 'wordnet', or a data set name such as 'scifact').")
+    p.add_argument("source")
+    p.add_argument("-o", "--out", required=True, type=Path, help="index folder to write (atomically)")
+    p.add_argument("--stem", action="store_true", help="Snowball English stemming (PyStemmer)")
+    p.add_argument("--stopwords", nargs="?", const="lucene-en-v1", default=None, choices=STOPLISTS,
+                   help="remove a fixed stop list (default list when given bare: lucene-en-v1)")
+    p.add_argument("--min-length", type=int, default=1, help="shortest token kept (Carrier: 2)")
+    p.add_argument("--k1", type=float, default=1.2)
+    p.add_argument("--b", type=float, default=0.75)
+    p.add_argument("--variant", choices=VARIANTS, default="robertson", help="BM25 idf/tf variant")
+    p.add_argument("--title-weight", type=int, default=None, help="times the title is repeated (default: the corpus's own)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=run_index)
+
+    a = sub.add_parser("add", help="add JSONL records to an index (BM25 statistics stay exact)")
+    a.add_argument("index", type=Path)
+    a.add_argument("records", type=Path, help="JSONL records: id, title, text")
+    a.set_defaults(func=run_add)
+
+    d = sub.add_parser("delete", help="delete records from an index by id")
+    d.add_argument("index", type=Path)
+    d.add_argument("ids", nargs="+")
+    d.set_defaults(func=run_delete)
+
+
+def run_index(args: argparse.Namespace) -> int:
+    corpus = load_source(args.source)
+    if args.title_weight is not None:
+        corpus.title_weight = args.title_weight
+    tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
+    index = Index.build(corpus, tok, BM25Params(args.k1, args.b, args.variant), progress=not args.quiet)
+    index.save(args.out)
+    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.out}")
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    index = Index.load(args.index)
+    records = [record_from_json(o, f"{args.records}:{n}") for n, o in read_jsonl(args.records)]
+    index.add(records)
+    index.save(args.index)
+    print(f"added {len(records)} records; {len(index.corpus)} in {args.index}")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    index = Index.load(args.index)
+    index.delete(args.ids)
+    index.save(args.index)
+    print(f"deleted {len(args.ids)} records; {len(index.corpus)} in {args.index}")
+    return 0

@@ -1,0 +1,32 @@
+"""Terminal output shared by the commands: rich tables on stdout, JSON when asked."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console()
+
+
+def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence], numeric: Sequence[bool] | None = None) -> None:
+    t = Table(title=title, title_justify="left")
+    numeric = numeric or [False] * len(columns)
+    for name, num in zip(columns, numeric):
+        t.add_column(name, justify="right" if num else "left", overflow="fold")
+    for row in rows:
+        t.add_row(*[fmt(v) for v in row])
+    console.print(t)
+
+
+def fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    return escape(str(v))
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False))

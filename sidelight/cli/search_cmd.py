@@ -1,0 +1,37 @@
+"""`sidelight search`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..index import Index
+from ..lanes.methods import available_methods
+from .output import print_json, table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("search", help="rank an index's records for one query with one method")
+    p.add_argument("index", type=Path)
+    p.add_argument("query")
+    p.add_argument("-m", "--method", default="bm25", help="a method name (see --list-methods)")
+    p.add_argument("-k", type=int, default=10)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run_search)
+
+
+def run_search(args: argparse.Namespace) -> int:
+    index = Index.load(args.index)
+    hits = index.search(args.query, args.method, args.k)
+    if args.json:
+        print_json({"query": args.query, "method": args.method, "hits": [h.__dict__ for h in hits]})
+    else:
+        table(f"{args.method}: {args.query}", ["rank", "id", "score", "title"],
+              [(h.rank, h.id, h.score, h.title[:80]) for h in hits], [True, False, True, False])
+        if not hits:
+            print("no record matched")
+    return 0
+
+
+def methods_help() -> str:
+    return "\n".join(f"  {n}: {d}" for n, d in available_methods().items())

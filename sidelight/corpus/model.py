@@ -1,0 +1,86 @@
+"""Plain records and edges: the corpus every lane reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Record:
+    """One retrievable unit: a paper, a dictionary entry, a synset."""
+
+    id: str
+    title: str
+    text: str
+    metadata: dict = field(default_factory=dict, compare=False, hash=False)
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A directed, typed, weighted link from one record to another."""
+
+    source: str
+    target: str
+    type: str = "link"
+    weight: float = 1.0
+
+
+@dataclass
+class Corpus:
+    """Records in a fixed order plus optional edges between them.
+
+    `title_weight` is how many times the title is repeated before the text when indexing
+    (Carrier repeats a dictionary name twice; BEIR papers use title once).
+    """
+
+    name: str
+    records: list[Record]
+    edges: list[Edge] = field(default_factory=list)
+    title_weight: int = 1
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for r in self.records:
+            if r.id in seen:
+                raise InputError(f"corpus {self.name!r}: duplicate record id {r.id!r}")
+            seen.add(r.id)
+        for e in self.edges:
+            for end in (e.source, e.target):
+                if end not in seen:
+                    raise InputError(
+                        f"corpus {self.name!r}: edge {e.source!r} -> {e.target!r} names unknown record id {end!r}"
+                    )
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Record id -> row number."""
+        return {r.id: i for i, r in enumerate(self.records)}
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.records]
+
+    def indexed_text(self, record: Record) -> str:
+        """The text BM25 sees: title repeated `title_weight` times, then the body."""
+        return " ".join([record.title] * self.title_weight + [record.text])
+
+    def content_hash(self) -> str:
+        """sha256 over records and edges in order: what an index and a protocol pin."""
+        h = hashlib.sha256()
+        for r in self.records:
+            h.update(json.dumps([r.id, r.title, r.text, list(r.aliases)], ensure_ascii=False).encode())
+            h.update(b"\n")
+        h.update(b"--edges--\n")
+        for e in self.edges:
+            h.update(json.dumps([e.source, e.target, e.type, e.weight]).encode())
+            h.update(b"\n")
+        return h.hexdigest()

@@ -1,0 +1,34 @@
+"""Resolve a SOURCE argument to a corpus: `foldoc`, `wordnet`, a BEIR folder, a JSONL file, or a data set name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import data_dir
+from ..errors import MissingDataError
+from .beir import load_beir_corpus
+from .jsonl import load_jsonl_corpus
+from .model import Corpus
+
+
+def load_source(spec: str) -> Corpus:
+    if spec == "foldoc":
+        from .foldoc import load_foldoc
+
+        return load_foldoc()
+    if spec == "wordnet":
+        from .wordnet import load_wordnet_nouns
+
+        return load_wordnet_nouns()
+    path = Path(spec)
+    if path.is_dir():
+        return load_beir_corpus(path)
+    if path.is_file():
+        return load_jsonl_corpus(path)
+    named = data_dir() / spec
+    if named.is_dir():
+        return load_beir_corpus(named)
+    raise MissingDataError(
+        f"unknown source {spec!r}: not 'foldoc', 'wordnet', a BEIR folder, a JSONL file, "
+        f"or a data set under {data_dir()} (set SIDELIGHT_DATA to change that folder)"
+    )

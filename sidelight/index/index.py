@@ -1,0 +1,154 @@
+"""The index: a corpus plus every structure its lanes need, saved as one folder."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..corpus.jsonl import read_jsonl, record_from_json
+from ..corpus.model import Corpus, Edge, Record
+from ..errors import IndexFormatError, InputError
+from ..lanes.lexical import BM25Params, LexicalIndex
+from ..progress import progress_bar
+from ..text import TokenizerConfig
+from . import store
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked record in a lane or method result."""
+
+    id: str
+    rank: int
+    score: float
+    title: str
+
+
+class Index:
+    """Records, edges, the lexical index and (when built) dense vectors and the graph."""
+
+    def __init__(self, corpus: Corpus, lexical: LexicalIndex, path: Path | None = None,
+                 manifest: dict | None = None):
+        self.corpus = corpus
+        self.lexical = lexical
+        self.path = Path(path) if path else None
+        self.manifest = manifest or {}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        ids = self.corpus.ids
+        self.ids = np.asarray(ids, dtype=object)
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        self.id_rank = np.empty(len(ids), dtype=np.int64)
+        self.id_rank[order] = np.arange(len(ids))  # position of each record in ascending-id order
+
+    # ---- build / save / load --------------------------------------------------------------
+    @classmethod
+    def build(cls, corpus: Corpus, tokenizer: TokenizerConfig = TokenizerConfig(),
+              params: BM25Params = BM25Params(), progress: bool = True) -> "Index":
+        texts = [corpus.indexed_text(r) for r in corpus.records]
+        with progress_bar(len(texts), f"indexing {corpus.name}", progress) as advance:
+            lexical = LexicalIndex.build(texts, tokenizer, params, advance)
+        return cls(corpus, lexical)
+
+    def save(self, path: Path) -> Path:
+        """Write the whole index atomically to `path`."""
+        path = Path(path)
+        with store.atomic_folder(path) as tmp:
+            with open(tmp / "records.jsonl", "w", encoding="utf-8") as f:
+                for r in self.corpus.records:
+                    f.write(json.dumps({"id": r.id, "title": r.title, "text": r.text,
+                                        "metadata": r.metadata, "aliases": list(r.aliases)}, ensure_ascii=False))
+                    f.write("\n")
+            with open(tmp / "edges.jsonl", "w", encoding="utf-8") as f:
+                for e in self.corpus.edges:
+                    f.write(json.dumps([e.source, e.target, e.type, e.weight]) + "\n")
+            lex = tmp / "lexical"
+            lex.mkdir()
+            tf = self.lexical.tf
+            store.save_array(lex, "tf_data", tf.data.astype(np.int32))
+            store.save_array(lex, "tf_indices", tf.indices.astype(np.int32))
+            store.save_array(lex, "tf_indptr", tf.indptr.astype(np.int64))
+            (lex / "vocab.json").write_text(json.dumps(self.lexical.vocab, ensure_ascii=False))
+            self.manifest = {
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
+                           "records": len(self.corpus), "edges": len(self.corpus.edges),
+                           "title_weight": self.corpus.title_weight},
+                "lexical": {"tokenizer": self.lexical.tokenizer_config.to_dict(),
+                            "bm25": self.lexical.params.to_dict(), "terms": len(self.lexical.vocab)},
+            }
+            store.write_manifest(tmp, self.manifest)
+        self.path = path
+        return path
+
+    @classmethod
+    def load(cls, path: Path, verify: bool = True) -> "Index":
+        """Open an index folder; a corrupt, partial or foreign folder is a clear IndexFormatError."""
+        path = Path(path)
+        manifest = store.read_manifest(path, verify=verify)
+        try:
+            records = [record_from_json(o, f"{path}/records.jsonl:{n}") for n, o in read_jsonl(path / "records.jsonl")]
+            edges = [Edge(*row) for row in _read_json_lines(path / "edges.jsonl")]
+            c = manifest["corpus"]
+            corpus = Corpus(c["name"], records, edges, c["title_weight"])
+            lex = path / "lexical"
+            vocab = json.loads((lex / "vocab.json").read_text())
+            tf = sp.csr_matrix((store.load_array(lex, "tf_data"), store.load_array(lex, "tf_indices"),
+                                store.load_array(lex, "tf_indptr")), shape=(len(records), len(vocab)))
+            lexical = LexicalIndex(TokenizerConfig.from_dict(manifest["lexical"]["tokenizer"]), vocab, tf,
+                                   BM25Params(**manifest["lexical"]["bm25"]))
+        except (KeyError, TypeError, ValueError, InputError) as exc:
+            raise IndexFormatError(f"{path}: index contents do not fit its manifest ({exc})") from exc
+        return cls(corpus, lexical, path, manifest)
+
+    # ---- incremental updates ----------------------------------------------------------------
+    def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
+        """Add records (and edges among known records); BM25 statistics stay exact."""
+        known = set(self.corpus.ids)
+        dup = [r.id for r in records if r.id in known]
+        if dup:
+            raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
+        corpus = Corpus(self.corpus.name, self.corpus.records + list(records),
+                        self.corpus.edges + list(edges), self.corpus.title_weight)
+        self.lexical.add([corpus.indexed_text(r) for r in records])
+        self.corpus = corpus
+        self._refresh()
+
+    def delete(self, ids: list[str]) -> None:
+        """Delete records by id, with every edge that touches them."""
+        pos = self.corpus.position
+        unknown = [i for i in ids if i not in pos]
+        if unknown:
+            raise InputError(f"cannot delete: unknown record id {unknown[0]!r}")
+        gone = set(ids)
+        self.lexical.delete(np.asarray([pos[i] for i in ids], dtype=np.int64))
+        self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
+                             [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
+                             self.corpus.title_weight)
+        self._refresh()
+
+    # ---- search -------------------------------------------------------------------------------
+    def search(self, query: str, method: str = "bm25", k: int = 10, **params) -> list[Hit]:
+        """Top-k hits of a named method (see `sidelight.lanes.methods`)."""
+        from ..lanes.methods import get_method
+
+        ranking = get_method(method, **params).rank(self, query, k)
+        return self.hits(ranking)
+
+    def hits(self, ranking) -> list[Hit]:
+        recs = self.corpus.records
+        return [Hit(recs[p].id, i + 1, float(s), recs[p].title)
+                for i, (p, s) in enumerate(zip(ranking.positions, ranking.scores))]
+
+
+def _read_json_lines(path: Path):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)

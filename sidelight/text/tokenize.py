@@ -1,0 +1,66 @@
+"""Tokenization: lowercase ASCII alphanumerics, a minimum length, a versioned stop list, optional stemming."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import resources
+
+from ..errors import InputError
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+STOPLISTS = ("lucene-en-v1", "nltk-en-v1")
+
+
+@lru_cache(maxsize=None)
+def stopwords(name: str) -> frozenset[str]:
+    """A shipped stop list by versioned name (see text/data/)."""
+    if name not in STOPLISTS:
+        raise InputError(f"unknown stop list {name!r}; choose one of {', '.join(STOPLISTS)}")
+    text = resources.files(__package__).joinpath(f"data/stopwords-{name}.txt").read_text()
+    return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """Everything that decides which terms a text yields; stored in every index manifest."""
+
+    min_length: int = 1
+    stopwords: str | None = None  # a name from STOPLISTS, or None
+    stem: str | None = None  # a Snowball language for PyStemmer ("english"), or None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TokenizerConfig":
+        return cls(**d)
+
+
+class Tokenizer:
+    """Turns text into terms; the same object serves documents and queries."""
+
+    def __init__(self, config: TokenizerConfig = TokenizerConfig()):
+        self.config = config
+        self._stop = stopwords(config.stopwords) if config.stopwords else frozenset()
+        self._stem_cache: dict[str, str] = {}
+        self._stemmer = None
+        if config.stem:
+            import Stemmer  # PyStemmer
+
+            try:
+                self._stemmer = Stemmer.Stemmer(config.stem)
+            except KeyError as exc:
+                raise InputError(f"PyStemmer has no stemmer for language {config.stem!r}") from exc
+
+    def __call__(self, text: str) -> list[str]:
+        n = self.config.min_length
+        terms = [t for t in _TOKEN.findall(text.lower()) if len(t) >= n and t not in self._stop]
+        if self._stemmer is None:
+            return terms
+        cache = self._stem_cache
+        missing = [t for t in set(terms) if t not in cache]
+        if missing:
+            cache.update(zip(missing, self._stemmer.stemWords(missing)))
+        return [cache[t] for t in terms]
