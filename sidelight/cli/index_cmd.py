@@ -25,6 +25,9 @@ def register(sub) -> None:
     p.add_argument("--b", type=float, default=0.75)
     p.add_argument("--variant", choices=VARIANTS, default="robertson", help="BM25 idf/tf variant")
     p.add_argument("--title-weight", type=int, default=None, help="times the title is repeated (default: the corpus's own)")
+    p.add_argument("--dense", metavar="MODEL_SPEC", help="also store embedding vectors: 'minilm', a local ONNX folder, or hf:ORG/NAME@REV")
+    p.add_argument("--threads", type=int, default=2, help="ONNX Runtime intra-op threads for --dense")
+    p.add_argument("--batch-size", type=int, default=32, help="encoding batch size for --dense")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_index)
 
@@ -45,8 +48,13 @@ def run_index(args: argparse.Namespace) -> int:
         corpus.title_weight = args.title_weight
     tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
     index = Index.build(corpus, tok, BM25Params(args.k1, args.b, args.variant), progress=not args.quiet)
+    if args.dense:
+        index.add_dense(args.dense, args.batch_size, args.threads, progress=not args.quiet)
     index.save(args.out)
     print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.out}")
+    if index.dense is not None:
+        print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
+              f"{index.dense.truncated_docs} of {len(corpus)} records truncated at {index.dense.identity['max_length']} tokens")
     return 0
 
 

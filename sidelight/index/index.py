@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError, InputError
+from ..lanes.dense import DenseStore
 from ..lanes.lexical import BM25Params, LexicalIndex
 from ..progress import progress_bar
 from ..text import TokenizerConfig
@@ -33,9 +34,10 @@ class Index:
     """Records, edges, the lexical index and (when built) dense vectors and the graph."""
 
     def __init__(self, corpus: Corpus, lexical: LexicalIndex, path: Path | None = None,
-                 manifest: dict | None = None):
+                 manifest: dict | None = None, dense: DenseStore | None = None):
         self.corpus = corpus
         self.lexical = lexical
+        self.dense = dense
         self.path = Path(path) if path else None
         self.manifest = manifest or {}
         self._refresh()
@@ -56,6 +58,11 @@ class Index:
             lexical = LexicalIndex.build(texts, tokenizer, params, advance)
         return cls(corpus, lexical)
 
+    def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True) -> None:
+        """Encode every record with a local embedding model (see `sidelight.models`)."""
+        texts = [self.corpus.indexed_text(r) for r in self.corpus.records]
+        self.dense = DenseStore.build(texts, spec, batch_size, threads, progress)
+
     def save(self, path: Path) -> Path:
         """Write the whole index atomically to `path`."""
         path = Path(path)
@@ -75,6 +82,7 @@ class Index:
             store.save_array(lex, "tf_indices", tf.indices.astype(np.int32))
             store.save_array(lex, "tf_indptr", tf.indptr.astype(np.int64))
             (lex / "vocab.json").write_text(json.dumps(self.lexical.vocab, ensure_ascii=False))
+            dense = self.dense.save(tmp / "dense") if self.dense is not None else None
             self.manifest = {
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
@@ -83,6 +91,8 @@ class Index:
                 "lexical": {"tokenizer": self.lexical.tokenizer_config.to_dict(),
                             "bm25": self.lexical.params.to_dict(), "terms": len(self.lexical.vocab)},
             }
+            if dense is not None:
+                self.manifest["dense"] = dense
             store.write_manifest(tmp, self.manifest)
         self.path = path
         return path
@@ -103,9 +113,10 @@ class Index:
                                 store.load_array(lex, "tf_indptr")), shape=(len(records), len(vocab)))
             lexical = LexicalIndex(TokenizerConfig.from_dict(manifest["lexical"]["tokenizer"]), vocab, tf,
                                    BM25Params(**manifest["lexical"]["bm25"]))
+            dense = DenseStore.load(path / "dense", len(records)) if "dense" in manifest else None
         except (KeyError, TypeError, ValueError, InputError) as exc:
             raise IndexFormatError(f"{path}: index contents do not fit its manifest ({exc})") from exc
-        return cls(corpus, lexical, path, manifest)
+        return cls(corpus, lexical, path, manifest, dense)
 
     # ---- incremental updates ----------------------------------------------------------------
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
@@ -116,7 +127,10 @@ class Index:
             raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
         corpus = Corpus(self.corpus.name, self.corpus.records + list(records),
                         self.corpus.edges + list(edges), self.corpus.title_weight)
-        self.lexical.add([corpus.indexed_text(r) for r in records])
+        texts = [corpus.indexed_text(r) for r in records]
+        if self.dense is not None:
+            self.dense.add(texts)
+        self.lexical.add(texts)
         self.corpus = corpus
         self._refresh()
 
@@ -127,7 +141,10 @@ class Index:
         if unknown:
             raise InputError(f"cannot delete: unknown record id {unknown[0]!r}")
         gone = set(ids)
-        self.lexical.delete(np.asarray([pos[i] for i in ids], dtype=np.int64))
+        positions = np.asarray([pos[i] for i in ids], dtype=np.int64)
+        self.lexical.delete(positions)
+        if self.dense is not None:
+            self.dense.delete(positions)
         self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
                              [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
                              self.corpus.title_weight)

@@ -1,0 +1,182 @@
+"""The NGR relation lane: anchored spreading activation with local competition.
+
+Seeds are node positions chosen from an entry ranking; entry scores choose seeds only and never
+enter relation scores (each seed starts with activation 1.0). From each seed, activation spreads
+along DIRECTED out-edges for at most `hops` hops. At every node the outgoing activation is shared
+among its out-edges in proportion to their effective weights (local competition) and multiplied
+by `decay` per hop:
+
+    a_h[v] = sum over edges u->v of  a_{h-1}[u] * decay * w(u->v) / sum_{u->x} w(u->x)
+
+(walk semantics: a node may be passed through more than once). A node's raw activation is the
+sum over seeds and hops h >= 1 of what arrives at it, excluding activation that a seed sends back
+to itself: no zero-hop hits, and a seed appears only if ANOTHER seed reaches it through edges
+(`RelationHit.is_seed` marks that case so a caller can drop it). Self-loop edges and zero-weight
+edges carry nothing and take no share. Hits are ranked by raw activation desc, then tie rank
+(default node position) asc.
+
+Each hit carries its credited path: the edges of its single strongest contribution, i.e. the
+max-product walk from any seed (ties: fewer hops, then lower seed tie rank, then lower CSR slots
+along the way, decided hop by hop). That path, and nothing else, is what feedback may reinforce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .store import EdgeRef, Graph
+
+
+@dataclass(frozen=True)
+class RelationHit:
+    """A node reached through >= 1 edge: raw activation, rank (1-based), credited edge path."""
+
+    node: int
+    activation: float
+    rank: int
+    path: tuple[EdgeRef, ...]
+    is_seed: bool = False
+
+    @property
+    def seed(self) -> int:
+        """The seed the credited path starts from."""
+        return self.path[0].source
+
+    @property
+    def hops(self) -> int:
+        return len(self.path)
+
+
+@dataclass
+class _Layer:
+    nodes: np.ndarray      # distinct nodes reached at this hop (ascending)
+    act: np.ndarray        # summed activation per node
+    best: np.ndarray       # strongest single-walk contribution per node
+    back_slot: np.ndarray  # CSR slot of the last edge of that walk
+    back_idx: np.ndarray   # index of its predecessor in the previous layer
+
+
+def _effective(graph: Graph, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return graph.weights
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (graph.n_edges,):
+        raise InputError(f"relation: {w.shape} weights for {graph.n_edges} edges")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise InputError("relation: effective edge weights must be finite and >= 0")
+    return w
+
+
+def edge_shares(graph: Graph, weights: np.ndarray | None = None) -> np.ndarray:
+    """Per CSR slot: w / (sum of the source's out-weights), 0 for self loops and zero weights."""
+    w = _effective(graph, weights).copy()
+    w[graph.sources == graph.indices] = 0.0
+    totals = np.bincount(graph.sources, weights=w, minlength=graph.n_nodes)
+    denom = totals[graph.sources]
+    out = np.zeros_like(w)
+    np.divide(w, denom, out=out, where=denom > 0)
+    return out
+
+
+def _expand(graph: Graph, share: np.ndarray, prev: _Layer, decay: float) -> _Layer | None:
+    starts, ends = graph.indptr[prev.nodes], graph.indptr[prev.nodes + 1]
+    lens = ends - starts
+    if not lens.sum():
+        return None
+    owner = np.repeat(np.arange(len(prev.nodes)), lens)
+    slots = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())
+    f = share[slots] * decay
+    keep = f > 0
+    owner, slots, f = owner[keep], slots[keep], f[keep]
+    if not len(slots):
+        return None
+    tgt = graph.indices[slots]
+    act = prev.act[owner] * f
+    best = prev.best[owner] * f
+    nodes, inv = np.unique(tgt, return_inverse=True)
+    summed = np.bincount(inv, weights=act, minlength=len(nodes))
+    order = np.lexsort((slots, -best, inv))  # per target: strongest walk first, then lower slot
+    first = order[np.r_[True, inv[order][1:] != inv[order][:-1]]]
+    return _Layer(nodes, summed, best[first], slots[first], owner[first])
+
+
+def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,
+           tie_rank: np.ndarray | None = None, limit: int | None = None) -> list[RelationHit]:
+    """Anchored spreading activation from `seeds` (node positions); see the module docstring.
+
+    `weights` (one per CSR slot) replaces the base weights, e.g. base + learned overlay delta.
+    Duplicate seeds count once. A seed without usable out-edges contributes nothing.
+    """
+    if hops < 1:
+        raise InputError(f"relation: hops must be >= 1, got {hops}")
+    if not 0.0 < decay <= 1.0:
+        raise InputError(f"relation: decay must lie in (0, 1], got {decay}")
+    n = graph.n_nodes
+    uniq: list[int] = []
+    for s in seeds:
+        s = int(s)
+        if not 0 <= s < n:
+            raise InputError(f"relation: seed {s} outside 0..{n - 1}")
+        if s not in uniq:
+            uniq.append(s)
+    w = _effective(graph, weights)
+    share = edge_shares(graph, w)
+    seed_set = set(uniq)
+    tr = np.arange(n) if tie_rank is None else np.asarray(tie_rank)
+    runs: list[list[_Layer]] = []
+    parts = []  # per (seed, hop): nodes, activation, best contribution, hop, seed tie rank, run, index
+    for s in uniq:
+        layers = [_Layer(np.array([s]), np.ones(1), np.ones(1), np.full(1, -1), np.full(1, -1))]
+        for h in range(1, hops + 1):
+            nxt = _expand(graph, share, layers[-1], decay)
+            if nxt is None:
+                break
+            layers.append(nxt)
+            keep = nxt.nodes != s  # a seed's own activation coming back is not a relation hit
+            idx = np.flatnonzero(keep)
+            k = len(idx)
+            parts.append((nxt.nodes[idx], nxt.act[idx], nxt.best[idx], np.full(k, h), np.full(k, tr[s]),
+                          np.full(k, len(runs)), idx))
+        runs.append(layers)
+    if not parts:
+        return []
+    node, act, best, hop, seed_tr, run, idx = (np.concatenate(c) for c in zip(*parts))
+    nodes, inv = np.unique(node, return_inverse=True)
+    total = np.bincount(inv, weights=act, minlength=len(nodes))
+    order = np.lexsort((seed_tr, hop, -best, inv))  # per node: strongest, then fewer hops, then seed
+    first = order[np.r_[True, inv[order][1:] != inv[order][:-1]]]
+    pos = total > 0
+    nodes, total, first = nodes[pos], total[pos], first[pos]
+    ranked = np.lexsort((tr[nodes], -total))
+    if limit is not None:
+        ranked = ranked[:limit]
+    hits = []
+    for r, j in enumerate(ranked.tolist(), start=1):
+        f = int(first[j])
+        layers, i, slots = runs[int(run[f])], int(idx[f]), []
+        for lh in range(int(hop[f]), 0, -1):
+            slots.append(int(layers[lh].back_slot[i]))
+            i = int(layers[lh].back_idx[i])
+        v = int(nodes[j])
+        path = tuple(graph.edge_ref(k, w) for k in reversed(slots))
+        hits.append(RelationHit(v, float(total[j]), r, path, v in seed_set))
+    return hits
+
+
+def trace_hits(hits: list[RelationHit], ids: list[str], graph: Graph) -> list[dict]:
+    """Relation hits in the form `StateStore.new_trace` stores: record ids, rank, raw activation and
+    the credited path as edge keys (source id, target id, type) with the weight that was used and
+    the base weight (the reinforcement rule needs the base)."""
+    out = []
+    for h in hits:
+        out.append({
+            "node_id": ids[h.node],
+            "rank": h.rank,
+            "score": h.activation,
+            "path": [{"source": ids[e.source], "target": ids[e.target], "type": e.type,
+                      "weight": e.weight, "base_weight": float(graph.weights[e.slot])} for e in h.path],
+        })
+    return out
