@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
+import tempfile
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +17,9 @@ import scipy.sparse as sp
 from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError, InputError
+from ..graph.ppr import PPRGraph
+from ..graph.state import StateStore
+from ..graph.store import Graph
 from ..lanes.dense import DenseStore
 from ..lanes.lexical import BM25Params, LexicalIndex
 from ..progress import progress_bar
@@ -31,23 +38,65 @@ class Hit:
 
 
 class Index:
-    """Records, edges, the lexical index and (when built) dense vectors and the graph."""
+    """Records, edges, the lexical index, the graph and (when built) dense vectors.
+
+    Graph component: `graph` is a `Graph` over record positions built from `corpus.edges` (at
+    build time, and again after every add/delete); a saved index keeps it under `INDEX/graph/`
+    and loads it memory-mapped (a folder written before the graph existed gets it rebuilt from
+    edges.jsonl). `ppr_graph` is the PPR walk over its undirected projection, built on first use.
+
+    `state` is the mutable `StateStore` (traces, successes, learned edge-weight overlay): for a
+    saved index `INDEX/state.sqlite` (outside the manifest hashes, kept across rewrites); for an
+    index that was never saved, a private temporary file that is deleted with the Index object.
+    Saving an unsaved index copies that temporary state into the new folder unless the folder
+    already has a state of its own (then the folder's state wins).
+    """
 
     def __init__(self, corpus: Corpus, lexical: LexicalIndex, path: Path | None = None,
-                 manifest: dict | None = None, dense: DenseStore | None = None):
+                 manifest: dict | None = None, dense: DenseStore | None = None, graph: Graph | None = None):
         self.corpus = corpus
         self.lexical = lexical
         self.dense = dense
         self.path = Path(path) if path else None
         self.manifest = manifest or {}
-        self._refresh()
+        self._state: StateStore | None = None
+        self._state_is_temp = False
+        self._refresh(graph)
 
-    def _refresh(self) -> None:
+    def _refresh(self, graph: Graph | None = None) -> None:
         ids = self.corpus.ids
         self.ids = np.asarray(ids, dtype=object)
         order = sorted(range(len(ids)), key=ids.__getitem__)
         self.id_rank = np.empty(len(ids), dtype=np.int64)
         self.id_rank[order] = np.arange(len(ids))  # position of each record in ascending-id order
+        self.graph = graph if graph is not None else Graph.from_corpus(self.corpus)
+        self._ppr_graph: PPRGraph | None = None
+
+    # ---- graph and state ------------------------------------------------------------------
+    @property
+    def ppr_graph(self) -> PPRGraph:
+        """Carrier's walk: `PPRGraph` over the undirected projection of `graph` (built once)."""
+        if self._ppr_graph is None:
+            self._ppr_graph = PPRGraph(self.graph.undirected())
+        return self._ppr_graph
+
+    @property
+    def state(self) -> StateStore:
+        """Traces, feedback and the weight overlay (see the class docstring for where it lives)."""
+        if self._state is None:
+            if self.path is not None:
+                self._state, self._state_is_temp = StateStore(self.path / "state.sqlite"), False
+            else:
+                tmp = Path(tempfile.mkdtemp(prefix="sidelight-state-"))
+                self._state, self._state_is_temp = StateStore(tmp / "state.sqlite"), True
+                weakref.finalize(self, _drop_temp_state, self._state, tmp)
+        return self._state
+
+    def search_channels(self, query: str, limit: int = 10, **params):
+        """Independent lexical / relation (/ dense) lanes with their own trace ids; see `sidelight.lanes.channels`."""
+        from ..lanes.channels import search_channels
+
+        return search_channels(self, query, limit, **params)
 
     # ---- build / save / load --------------------------------------------------------------
     @classmethod
@@ -66,7 +115,15 @@ class Index:
     def save(self, path: Path) -> Path:
         """Write the whole index atomically to `path`."""
         path = Path(path)
+        state, temp_state = self._state, self._state_is_temp
         with store.atomic_folder(path) as tmp:
+            if state is not None and temp_state and not (path / "state.sqlite").exists():
+                with sqlite3.connect(tmp / "state.sqlite") as dst:  # carry traces/overlay of an unsaved index
+                    state._con().backup(dst)
+                dst.close()
+            if state is not None:
+                state.close()  # checkpoint the WAL before the folder's state files are carried over
+                self._state = None
             with open(tmp / "records.jsonl", "w", encoding="utf-8") as f:
                 for r in self.corpus.records:
                     f.write(json.dumps({"id": r.id, "title": r.title, "text": r.text,
@@ -83,6 +140,7 @@ class Index:
             store.save_array(lex, "tf_indptr", tf.indptr.astype(np.int64))
             (lex / "vocab.json").write_text(json.dumps(self.lexical.vocab, ensure_ascii=False))
             dense = self.dense.save(tmp / "dense") if self.dense is not None else None
+            self.graph.save(tmp / "graph")
             self.manifest = {
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
@@ -90,6 +148,8 @@ class Index:
                            "title_weight": self.corpus.title_weight},
                 "lexical": {"tokenizer": self.lexical.tokenizer_config.to_dict(),
                             "bm25": self.lexical.params.to_dict(), "terms": len(self.lexical.vocab)},
+                "graph": {"nodes": self.graph.n_nodes, "edges": self.graph.n_edges,
+                          "types": self.graph.type_names},
             }
             if dense is not None:
                 self.manifest["dense"] = dense
@@ -114,9 +174,15 @@ class Index:
             lexical = LexicalIndex(TokenizerConfig.from_dict(manifest["lexical"]["tokenizer"]), vocab, tf,
                                    BM25Params(**manifest["lexical"]["bm25"]))
             dense = DenseStore.load(path / "dense", len(records)) if "dense" in manifest else None
+            graph = None
+            if "graph" in manifest:  # folders written before the graph component: rebuilt from edges
+                graph = Graph.load(path / "graph", mmap=True)
+                if graph.n_nodes != len(records) or graph.n_edges != len(edges):
+                    raise IndexFormatError(f"{path}: graph has {graph.n_nodes} nodes / {graph.n_edges} edges "
+                                           f"for {len(records)} records / {len(edges)} edges")
         except (KeyError, TypeError, ValueError, InputError) as exc:
             raise IndexFormatError(f"{path}: index contents do not fit its manifest ({exc})") from exc
-        return cls(corpus, lexical, path, manifest, dense)
+        return cls(corpus, lexical, path, manifest, dense, graph)
 
     # ---- incremental updates ----------------------------------------------------------------
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
@@ -162,6 +228,11 @@ class Index:
         recs = self.corpus.records
         return [Hit(recs[p].id, i + 1, float(s), recs[p].title)
                 for i, (p, s) in enumerate(zip(ranking.positions, ranking.scores))]
+
+
+def _drop_temp_state(state: StateStore, folder: Path) -> None:
+    state.close()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _read_json_lines(path: Path):

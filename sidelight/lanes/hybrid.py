@@ -78,8 +78,10 @@ def rm3_query(lex: LexicalIndex, query: str, id_rank: np.ndarray, fb_docs: int =
     terms = lex.query_terms(query)
     if len(terms) == 0:
         return terms, np.zeros(0)
+    if fb_docs == 0 or fb_terms == 0 or orig_weight == 1.0:  # no feedback: the query as is
+        return terms, np.full(len(terms), 1.0 / len(terms))
     first = top_k(_accumulate(lex.bm25, terms, lex.n_docs), int(fb_docs), id_rank)
-    if len(first) == 0 or fb_terms == 0 or orig_weight == 1.0:  # nothing to feed back: the query as is
+    if len(first) == 0:  # nothing to feed back: the query as is
         return terms, np.full(len(terms), 1.0 / len(terms))
     weights: dict[int, float] = {int(t): orig_weight / len(terms) for t in terms}
     rows = lex.tf[first.positions]
@@ -189,3 +191,6 @@ def _best(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
         raise InputError(f"best: unknown pipeline {name!r}")
     fn, defaults, _ = _REGISTRY[name]
     return fn(index, query, k, {**defaults, **params})
+
+
+from . import learned as _learned  # noqa: E402,F401  registers `learned`

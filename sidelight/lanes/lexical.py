@@ -7,6 +7,7 @@ them (O(nnz)), so adding or deleting records updates N, avgdl and df and stays e
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -15,10 +16,15 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..text import Tokenizer, TokenizerConfig
 from ..text.tokenize import _TOKEN as _RAW_TOKEN
-from .ranking import Ranking, top_k
+from .ranking import Ranking, select_top, top_k
 
 VARIANTS = ("robertson", "lucene", "atire")
 _CHUNK = 4096  # texts tokenized per step when building
+_BLOCK = 1 << 20  # postings per step when deriving weights
+_PRUNE_MIN_DOCS = 32768  # from this many records on, top-k BM25 prunes (MaxScore)
+_DENSE_FRACTION = 4  # terms in at least 1/4 of the records also get a dense weight row
+_MARGIN = 1e-9  # relative slack on every pruning comparison
+_SCRATCH = threading.local()  # reusable score buffers, one pair per thread
 _ALNUM_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
 
 
@@ -98,19 +104,45 @@ class LexicalIndex:
 
     def _bm25_weights(self) -> sp.csc_matrix:
         p, n = self.params, self.n_docs
-        tf = self.tf.tocoo()
+        tf = self.tf  # CSR: weights are computed in row order, then transposed (rows stay sorted)
         df = np.maximum(self.df, 1.0)
         if p.variant == "atire":
             idf = np.log(n / df)
         else:
             idf = np.log1p((n - df + 0.5) / (df + 0.5))
         norm = p.k1 * (1.0 - p.b + p.b * self.doc_len / self.avgdl) if self.avgdl > 0 else np.full(n, p.k1)
-        part = tf.data / (tf.data + norm[tf.row])
-        if p.variant != "lucene":
-            part *= p.k1 + 1.0
-        w = sp.csc_matrix((idf[tf.col] * part, (tf.row, tf.col)), shape=tf.shape)
+        # same float operations as tf/(tf+norm[row]) * (k1+1) * idf[col], in bounded blocks
+        part = np.repeat(norm, np.diff(tf.indptr))
+        for lo in range(0, len(part), _BLOCK):
+            d, q = tf.data[lo:lo + _BLOCK], part[lo:lo + _BLOCK]
+            q += d
+            np.divide(d, q, out=q)
+            if p.variant != "lucene":
+                q *= p.k1 + 1.0
+            q *= idf[tf.indices[lo:lo + _BLOCK]]
+        w = sp.csr_matrix((part, tf.indices, tf.indptr), shape=tf.shape).tocsc()
+        del part
         w.sort_indices()
+        self._prepare_pruning(w)
         return w
+
+    def _prepare_pruning(self, w: sp.csc_matrix) -> None:
+        """Per-term upper bounds (max weight) and dense copies of the most common terms' columns,
+        for exact top-k with MaxScore-style pruning on large corpora."""
+        df = np.diff(w.indptr)
+        self._ub = np.zeros(len(df))
+        nz = df > 0
+        if nz.any():
+            self._ub[nz] = np.maximum.reduceat(w.data, w.indptr[:-1][nz])
+        self._dense_row = np.full(len(df), -1, dtype=np.int64)
+        self._dense = np.zeros((0, self.n_docs))
+        if self.n_docs >= _PRUNE_MIN_DOCS:
+            common = np.flatnonzero(df * _DENSE_FRACTION >= self.n_docs)
+            self._dense_row[common] = np.arange(len(common))
+            self._dense = np.zeros((len(common), self.n_docs))
+            for r, t in enumerate(common):
+                lo, hi = w.indptr[t], w.indptr[t + 1]
+                self._dense[r, w.indices[lo:hi]] = w.data[lo:hi]
 
     def _tfidf_weights(self) -> sp.csc_matrix:
         """Carrier: (1+ln tf)(ln((N+1)/(df+1))+1), rows L2-normalised (cosine)."""
@@ -128,8 +160,8 @@ class LexicalIndex:
         """Distinct known term ids of a query: repeated terms count once, unknown terms drop out."""
         if not query or not query.strip():
             raise InputError("empty query")
-        seen = dict.fromkeys(self.tokenizer(query))
-        ids = [self.term_id[t] for t in seen if t in self.term_id]
+        get = self.term_id.get
+        ids = [i for i in map(get, dict.fromkeys(self.tokenizer(query))) if i is not None]
         return np.asarray(ids, dtype=np.int64)
 
     def bm25_scores(self, query: str) -> np.ndarray:
@@ -146,23 +178,117 @@ class LexicalIndex:
     def bm25_top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
         """Top-k BM25, positive scores only, ties by ascending id."""
         terms = self.query_terms(query)
+        if k is not None and k > 0 and self.n_docs >= _PRUNE_MIN_DOCS and len(terms):
+            return self._bm25_top_pruned(terms, k, id_rank)
         scores = _accumulate(self.bm25, terms, self.n_docs)
         return top_k(scores, k, id_rank)
+
+    # ---- exact top-k with pruning (large corpora) ------------------------------------------
+    def _bm25_top_pruned(self, terms: np.ndarray, k: int, id_rank: np.ndarray) -> Ranking:
+        """The same ranking as `top_k(bm25_scores)`, without scoring every posting.
+
+        MaxScore: terms go in order of falling upper bound (their largest weight). `theta`, a
+        lower bound on the k-th best score, is the k-th best partial sum seen so far. Once the
+        bounds of the terms still to come add up to less than `theta`, a record that none of the
+        terms so far touched cannot reach the top k; the survivors then collect the remaining
+        terms by lookup, dropping out as soon as partial sum plus remaining bounds falls below
+        `theta`. The last few are scored exactly as `_accumulate` does (same terms, same order,
+        same float additions), so scores and ties are bit-identical. Margins of 1e-9 relative
+        keep every comparison on the safe side of rounding.
+        """
+        w, n = self.bm25, self.n_docs
+        indptr, indices, data = w.indptr, w.indices, w.data
+        acc, buf = getattr(_SCRATCH, "bufs", (None, None))
+        if acc is None or len(acc) != n:  # per thread; both all zero between queries
+            acc, buf = _SCRATCH.bufs = np.zeros(n), np.zeros(n)
+        ub = self._ub[terms]
+        order = np.argsort(-ub, kind="stable")
+        ranked = terms[order].tolist()
+        rest = np.cumsum(ub[order][::-1])[::-1]  # rest[j]: bounds of the terms after j
+        rest = (np.append(rest[1:], 0.0) * (1.0 + _MARGIN)).tolist()
+        dense_row, dense = self._dense_row, self._dense
+        theta, last = 0.0, len(ranked) - 1
+        try:
+            for j, t in enumerate(ranked):
+                r, lo, hi = dense_row[t], indptr[t], indptr[t + 1]
+                if r >= 0:
+                    np.add(acc, dense[r], out=acc)
+                else:
+                    ix = indices[lo:hi]
+                    acc[ix] += data[lo:hi]
+                    if hi - lo >= k and j < last:
+                        part = acc[ix]
+                        theta = max(theta, float(np.partition(part, hi - lo - k)[hi - lo - k]))
+                if rest[j] < theta * (1.0 - _MARGIN):
+                    last = j
+                    break
+            lim = theta * (1.0 - _MARGIN) - rest[last]
+            cand = np.flatnonzero(acc >= lim) if lim > 0 else np.flatnonzero(acc > 0)
+            part = acc[cand]
+        finally:
+            acc.fill(0.0)
+        for j in range(last + 1, len(ranked)):
+            part += self._lookup(ranked[j], cand, buf)
+            if len(cand) > k:
+                theta = max(theta, float(np.partition(part, len(part) - k)[len(part) - k]))
+            keep = part >= theta * (1.0 - _MARGIN) - rest[j]
+            cand, part = cand[keep], part[keep]
+        if len(cand) > k:  # near-ties of the k-th partial sum stay for the exact sums
+            kth = np.partition(part, len(part) - k)[len(part) - k]
+            cand = cand[part >= kth * (1.0 - _MARGIN)]
+        scores = np.zeros(len(cand))
+        for t in terms.tolist():  # query order, as in _accumulate
+            scores += self._lookup(t, cand, buf)
+        positive = scores > 0
+        return select_top(cand[positive], scores[positive], k, id_rank)
+
+    def _lookup(self, t: int, cand: np.ndarray, buf: np.ndarray) -> np.ndarray:
+        """BM25 weights of term `t` at sorted positions `cand` (0 where it does not occur)."""
+        r = self._dense_row[t]
+        if r >= 0:
+            return self._dense[r][cand]
+        w = self.bm25
+        lo, hi = w.indptr[t], w.indptr[t + 1]
+        if hi == lo:
+            return np.zeros(len(cand))
+        if len(cand) * 16 < hi - lo:
+            seg = w.indices[lo:hi]
+            pos = np.searchsorted(seg, cand)
+            np.minimum(pos, hi - lo - 1, out=pos)
+            return np.where(seg[pos] == cand, w.data[lo:hi][pos], 0.0)
+        ix = w.indices[lo:hi]
+        buf[ix] = w.data[lo:hi]
+        out = buf[cand]
+        buf[ix] = 0.0
+        return out
 
 
 def _accumulate(weights: sp.csc_matrix, terms: np.ndarray, n: int,
                 factors: np.ndarray | None = None) -> np.ndarray:
-    """Sum the weight columns of `terms` (times `factors`); a column's row indices are unique."""
-    scores = np.zeros(n, dtype=np.float64)
+    """Sum the weight columns of `terms` (times `factors`); a column's row indices are unique.
+
+    The postings of all terms are gathered in query order and summed by `np.bincount`, which
+    adds them one by one in that order from 0.0: the same sums as adding column by column.
+    """
     indptr, indices, data = weights.indptr, weights.indices, weights.data
-    for j, t in enumerate(terms):
-        lo, hi = indptr[t], indptr[t + 1]
-        scores[indices[lo:hi]] += data[lo:hi] if factors is None else data[lo:hi] * factors[j]
-    return scores
+    terms = np.asarray(terms, dtype=np.int64)
+    if len(terms) == 0:
+        return np.zeros(n, dtype=np.float64)
+    lo, hi = indptr[terms], indptr[terms + 1]
+    lens = hi - lo
+    if len(terms) == 1:
+        pos = slice(lo[0], hi[0])
+    else:
+        ends = np.cumsum(lens)
+        pos = np.arange(ends[-1]) + np.repeat(lo - ends + lens, lens)
+    w = data[pos]
+    if factors is not None:
+        w = w * np.repeat(np.asarray(factors, dtype=np.float64), lens)
+    return np.bincount(indices[pos], weights=w, minlength=n).astype(np.float64, copy=False)
 
 
 def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progress) -> sp.csr_matrix:
-    """Term counts of `texts` as CSR, growing `vocab` in order of first appearance.
+    """Term counts of `texts` as CSR (int32 counts), growing `vocab` in order of first appearance.
 
     Same terms, order and counts as calling the tokenizer text by text, but faster: a text is
     lowercased, UTF-8 encoded and every byte outside [a-z0-9] becomes a space (non-ASCII
@@ -205,7 +331,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
             ids = ids[keep]
         indptr = np.zeros(len(chunk) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        m = sp.csr_matrix((np.ones(len(ids)), ids, indptr), shape=(len(chunk), max(len(vocab), 1)))
+        m = sp.csr_matrix((np.ones(len(ids), dtype=np.int32), ids, indptr), shape=(len(chunk), max(len(vocab), 1)))
         m.sum_duplicates()  # sorts each row's terms and adds up repeats
         data_parts.append(m.data)
         index_parts.append(m.indices.astype(np.int32, copy=False))
@@ -215,8 +341,10 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     indptr = np.zeros(len(texts) + 1, dtype=np.int64)
     if counts_parts:
         np.cumsum(np.concatenate(counts_parts), out=indptr[1:])
-    data = np.concatenate(data_parts) if data_parts else np.zeros(0)
+    data = np.concatenate(data_parts) if data_parts else np.zeros(0, dtype=np.int32)
+    data_parts.clear()
     indices = np.concatenate(index_parts) if index_parts else np.zeros(0, dtype=np.int32)
+    index_parts.clear()
     return sp.csr_matrix((data, indices, indptr), shape=(len(texts), len(vocab)))
 
 

@@ -34,14 +34,23 @@ def top_k(scores: np.ndarray, k: int | None, id_rank: np.ndarray, positive_only:
     With `positive_only`, zero and negative scores are never ranked (no artificial tails).
     `candidates` restricts the search to those positions when the caller knows where scores live.
     """
-    check_finite(scores if candidates is None else scores[candidates], "ranking")
-    cand = np.arange(len(scores)) if candidates is None else candidates
-    if positive_only:
-        cand = cand[scores[cand] > 0]
+    if candidates is None:
+        if not np.isfinite(np.add.reduce(scores, dtype=np.float64)):  # one pass; exact check on doubt
+            check_finite(scores, "ranking")
+        cand = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
+    else:
+        check_finite(scores[candidates], "ranking")
+        cand = candidates[scores[candidates] > 0] if positive_only else candidates
+    return select_top(cand, scores[cand], k, id_rank)
+
+
+def select_top(cand: np.ndarray, vals: np.ndarray, k: int | None, id_rank: np.ndarray) -> Ranking:
+    """The k best of positions `cand` with scores `vals` (finite), ties by `id_rank`; no full sort."""
     if k is not None and k < len(cand):
-        vals = scores[cand]
         kth = np.partition(vals, len(vals) - k)[len(vals) - k]
-        cand = cand[vals >= kth]  # keeps every tie at the boundary; the sort below settles them
-    order = np.lexsort((id_rank[cand], -scores[cand]))
-    picked = cand[order][:k] if k is not None else cand[order]
-    return Ranking(picked.astype(np.int64, copy=False), scores[picked].astype(np.float64, copy=False))
+        keep = vals >= kth  # keeps every tie at the boundary; the sort below settles them
+        cand, vals = cand[keep], vals[keep]
+    order = np.lexsort((id_rank[cand], -vals))
+    if k is not None:
+        order = order[:k]
+    return Ranking(cand[order].astype(np.int64, copy=False), vals[order].astype(np.float64, copy=False))

@@ -1,0 +1,62 @@
+"""Shared bench helpers: single-thread child processes, their peak memory, timing, tables, JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# One thread for every library, set before numpy/numba load in the child.
+SINGLE_THREAD = {v: "1" for v in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                  "OPENBLAS_NUM_THREADS", "RAYON_NUM_THREADS", "NUMEXPR_NUM_THREADS")}
+
+now = time.perf_counter
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory (VmHWM) in MB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_child(script: str, args: list[str], timeout: float = 900) -> dict:
+    """Run `script --child ARGS` in a fresh single-thread interpreter; its last stdout line is JSON."""
+    env = {**os.environ, **SINGLE_THREAD, "PYTHONHASHSEED": "0"}
+    proc = subprocess.run([sys.executable, script, "--child", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def print_table(headers: list[str], rows: list[list], out=sys.stdout) -> None:
+    """A plain fixed-width table: first column left-aligned, the rest right-aligned."""
+    cells = [[str(c) for c in r] for r in [headers, *rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for n, r in enumerate(cells):
+        line = "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        print(line, file=out)
+        if n == 0:
+            print("  ".join("-" * w for w in widths), file=out)
+
+
+def write_json(path: str | Path, obj) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")

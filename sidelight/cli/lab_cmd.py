@@ -1,0 +1,154 @@
+"""`sidelight lab`: freeze, run (dev then test, once), all, reproduce, audit, report, packets."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("lab", help="frozen protocols, held-out runs, audit and reports")
+    lab = p.add_subparsers(dest="lab_command", required=True, metavar="STEP")
+
+    s = lab.add_parser("freeze", help="record protocol, benchmark, corpus and implementation hashes")
+    s.add_argument("protocol", type=Path)
+    s.add_argument("--out", required=True, type=Path)
+    s.set_defaults(func=_freeze)
+
+    s = lab.add_parser("run", help="dev: select settings; test: score the held-out split once")
+    s.add_argument("protocol", type=Path)
+    s.add_argument("--split", required=True, choices=("dev", "test"))
+    s.add_argument("--out", required=True, type=Path)
+    s.set_defaults(func=_run)
+
+    s = lab.add_parser("all", help="freeze, dev selection, held-out test and report in one go")
+    s.add_argument("protocol", type=Path)
+    s.add_argument("--out", required=True, type=Path)
+    s.set_defaults(func=_all)
+
+    s = lab.add_parser("reproduce", help="rerun into a new folder and compare every rank and metric")
+    s.add_argument("protocol", type=Path)
+    s.add_argument("--from", dest="src", required=True, type=Path)
+    s.add_argument("--into", required=True, type=Path)
+    s.set_defaults(func=_reproduce)
+
+    s = lab.add_parser("compare", help="compare two run folders rank for rank")
+    s.add_argument("a", type=Path)
+    s.add_argument("b", type=Path)
+    s.set_defaults(func=_compare)
+
+    s = lab.add_parser("audit", help="recompute metrics and intervals from stored ranks (independent code)")
+    s.add_argument("dir", type=Path)
+    s.set_defaults(func=_audit)
+
+    s = lab.add_parser("report", help="write report.md, report.html and figures (SVG, PNG, PDF)")
+    s.add_argument("dir", type=Path)
+    s.set_defaults(func=_report)
+
+    s = lab.add_parser("packets", help="export blinded reader packets (exploratory)")
+    s.add_argument("dir", type=Path)
+    s.add_argument("--out", required=True, type=Path)
+    s.add_argument("--k", type=int, default=5)
+    s.add_argument("--families", type=int, default=8)
+    s.add_argument("--seed", type=int, default=20240602)
+    s.set_defaults(func=_packets)
+
+    s = lab.add_parser("score-packets", help="mechanically score returned reader answers")
+    s.add_argument("packets", type=Path)
+    s.add_argument("answers", type=Path)
+    s.set_defaults(func=_score_packets)
+
+
+def _freeze(a: argparse.Namespace) -> int:
+    from ..lab.runner import freeze
+
+    freeze(a.protocol, a.out, verbose=True)
+    return 0
+
+
+def _run(a: argparse.Namespace) -> int:
+    from ..lab.runner import run_split
+
+    run_split(a.protocol, a.split, a.out, verbose=True)
+    if a.split == "test":
+        _print_table(a.out)
+    return 0
+
+
+def _all(a: argparse.Namespace) -> int:
+    from ..lab.runner import run_all
+
+    run_all(a.protocol, a.out, verbose=True)
+    _print_table(a.out)
+    print(f"report: {a.out / 'report.md'} and {a.out / 'report.html'}")
+    return 0
+
+
+def _print_table(out: Path) -> None:
+    import json
+
+    from ..lab.report import _display_rows
+    from .output import table
+
+    res = json.loads((Path(out) / "test" / "result.json").read_text())
+    ms = res["metrics"][:5]
+    table(f"held-out ({Path(out)})", ["method"] + ms, [[lab] + [ov[m] for m in ms] for lab, ov in _display_rows(res)],
+          [False] + [True] * len(ms))
+
+
+def _show(diffs: list[str], notes: list[str]) -> int:
+    for n in notes:
+        print(f"note: {n}")
+    for d in diffs[:200]:
+        print(f"DIFF {d}")
+    if len(diffs) > 200:
+        print(f"... and {len(diffs) - 200} more differences")
+    print("reproduced: every rank and metric matches" if not diffs else f"{len(diffs)} difference(s)")
+    return 1 if diffs else 0
+
+
+def _reproduce(a: argparse.Namespace) -> int:
+    from ..lab.runner import reproduce
+
+    return _show(*reproduce(a.protocol, a.src, a.into, verbose=True))
+
+
+def _compare(a: argparse.Namespace) -> int:
+    from ..lab.runner import compare_runs
+
+    return _show(*compare_runs(a.a, a.b))
+
+
+def _audit(a: argparse.Namespace) -> int:
+    from ..lab.audit import audit
+
+    r = audit(a.dir)
+    for p in r["problems"][:100]:
+        print(f"DISAGREE {p}")
+    print(f"audit: {r['checks']} checks over {r['methods']} methods, {r['queries']} queries, {r['families']} "
+          f"families: " + ("all agree" if r["agree"] else f"{len(r['problems'])} disagreement(s)"))
+    return 0 if r["agree"] else 1
+
+
+def _report(a: argparse.Namespace) -> int:
+    from ..lab.report import write_report
+
+    paths = write_report(a.dir)
+    print(f"wrote {paths['markdown']}, {paths['html']} and {paths['figures']}/*.{{svg,png,pdf}}")
+    return 0
+
+
+def _packets(a: argparse.Namespace) -> int:
+    from ..lab.packets import export_packets
+
+    info = export_packets(a.dir, a.out, k=a.k, n_families=a.families, seed=a.seed)
+    print(f"wrote {info['items']} blinded items to {info['packets']} (key: {info['key']})")
+    return 0
+
+
+def _score_packets(a: argparse.Namespace) -> int:
+    from ..lab.packets import score_answers
+    from .output import print_json
+
+    print_json(score_answers(a.packets, a.answers))
+    return 0

@@ -1,0 +1,155 @@
+"""Carrier R01's graph-assisted methods and controls as named methods of the registry.
+
+* `bm25+ppr`: Carrier's rule (`ppr_boost`) over BM25 with the walk on the undirected projection,
+  defaults alpha=0.5, lam=0.1 (Carrier's development-selected setting), n_seeds=20, iterations=20;
+* `dense+ppr`: the same rule over the dense cosines (seeds: the top positive cosines); like the
+  `dense` method it ranks every record, negative scores included;
+* controls, same rule and defaults, different adjacency: `bm25+ppr:empty` (no edges: reproduces
+  the BM25 ranks exactly), `bm25+ppr:stored` (walk follows stored direction), `bm25+ppr:rewire`
+  (degree-preserving rewire of the undirected projection, param `seed`), and `degree`
+  (query-independent ranking by undirected degree).
+
+Every ranking is positive-only (except `dense+ppr`) with exact ties by ascending record id: the
+index's `id_rank` is both the seed tie rank and the ranking tie rank. Adjacencies are built once
+per index and graph (the cache is dropped when add/delete rebuilds the graph); rewired graphs are
+kept per seed, with their `RewireReport`s available from `rewire_reports(index)`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+
+from ..errors import InputError
+from ..lanes.methods import register
+from ..lanes.ranking import Ranking, top_k
+from .controls import RewireReport, degree_scores, empty_graph, rewire, stored_direction
+from .ppr import PPRGraph, ppr_boost
+
+if TYPE_CHECKING:
+    from ..index import Index
+
+#: Carrier's selected setting and the fixed walk parameters.
+PPR_DEFAULTS = dict(alpha=0.5, lam=0.1, n_seeds=20, iterations=20)
+#: Carrier's development grid, in the order it was written.
+PPR_GRID = [(alpha, lam) for alpha in (0.5, 0.8) for lam in (0.1, 0.25, 0.5)]
+#: Rewire attempts per edge (Carrier: ten times the edge count).
+REWIRE_ATTEMPTS_FACTOR = 10
+
+
+def select_ppr_setting(dev_scores: Mapping[tuple[float, float], float]) -> tuple[float, float]:
+    """The (alpha, lam) with the best development score; exact ties prefer lower lam, then higher alpha.
+
+    `dev_scores` maps grid settings to one finite number each (e.g. development MRR@10).
+    """
+    if not dev_scores:
+        raise InputError("select_ppr_setting: no development scores")
+    items = []
+    for key, value in dev_scores.items():
+        try:
+            alpha, lam = (float(x) for x in key)
+            v = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"select_ppr_setting: expected (alpha, lam) -> score, got {key!r} -> {value!r}") from None
+        if not math.isfinite(v):
+            raise InputError(f"select_ppr_setting: score for {key!r} is not finite ({v})")
+        items.append((-v, lam, -alpha, (alpha, lam)))
+    return min(items)[3]
+
+
+# ---- adjacency cache -------------------------------------------------------------------------
+def _cache(index: "Index") -> dict:
+    """Per-index controls, invalidated when the index's graph object changes (add/delete)."""
+    c = index.__dict__.get("_graph_controls")
+    if c is None or c["graph"] is not index.graph:
+        c = {"graph": index.graph, "rewire": {}}
+        index.__dict__["_graph_controls"] = c
+    return c
+
+
+def _empty(index: "Index") -> PPRGraph:
+    c = _cache(index)
+    if "empty" not in c:
+        c["empty"] = PPRGraph(empty_graph(index.graph.n_nodes))
+    return c["empty"]
+
+
+def _stored(index: "Index") -> PPRGraph:
+    c = _cache(index)
+    if "stored" not in c:
+        c["stored"] = PPRGraph(stored_direction(index.graph))
+    return c["stored"]
+
+
+def _degree(index: "Index") -> np.ndarray:
+    c = _cache(index)
+    if "degree" not in c:
+        c["degree"] = degree_scores(index.graph.undirected())
+    return c["degree"]
+
+
+def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
+    """The degree-preserving rewire of the index's undirected projection for `seed` (cached)."""
+    c = _cache(index)["rewire"]
+    seed = int(seed)
+    if seed not in c:
+        adjacency, report = rewire(index.graph.undirected(), seed, REWIRE_ATTEMPTS_FACTOR)
+        c[seed] = (PPRGraph(adjacency), report, adjacency)
+    return c[seed][0], c[seed][1]
+
+
+def rewired_adjacency(index: "Index", seed: int):
+    """The rewired symmetric adjacency itself (for checks such as degree preservation)."""
+    rewired(index, seed)
+    return _cache(index)["rewire"][int(seed)][2]
+
+
+def rewire_reports(index: "Index") -> dict[int, RewireReport]:
+    """Seed -> report of every rewire built so far for this index's current graph."""
+    return {s: v[1] for s, v in sorted(_cache(index)["rewire"].items())}
+
+
+# ---- methods ----------------------------------------------------------------------------------
+def _boost(index: "Index", text: np.ndarray, walk: PPRGraph, params: dict) -> np.ndarray:
+    return ppr_boost(text, walk, float(params["alpha"]), float(params["lam"]), int(params["n_seeds"]),
+                     int(params["iterations"]), tie_rank=index.id_rank)
+
+
+@register("bm25+ppr", "Carrier R01: (1-lam)*maxnorm(BM25) + lam*maxnorm(PPR from the top BM25 seeds), undirected walk",
+          **PPR_DEFAULTS)
+def _bm25_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    return top_k(_boost(index, index.lexical.bm25_scores(query), index.ppr_graph, params), k, index.id_rank)
+
+
+@register("dense+ppr", "Carrier's PPR boost over dense cosines (seeds: top positive cosines), undirected walk",
+          **PPR_DEFAULTS)
+def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    from ..lanes.dense import require_dense
+
+    text = require_dense(index).scores(query)
+    return top_k(_boost(index, text, index.ppr_graph, params), k, index.id_rank, positive_only=False)
+
+
+@register("bm25+ppr:empty", "control: bm25+ppr over an empty edge set (must reproduce BM25 ranks)", **PPR_DEFAULTS)
+def _bm25_ppr_empty(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    return top_k(_boost(index, index.lexical.bm25_scores(query), _empty(index), params), k, index.id_rank)
+
+
+@register("bm25+ppr:stored", "control: bm25+ppr walking the stored edge direction", **PPR_DEFAULTS)
+def _bm25_ppr_stored(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    return top_k(_boost(index, index.lexical.bm25_scores(query), _stored(index), params), k, index.id_rank)
+
+
+@register("bm25+ppr:rewire", "control: bm25+ppr over a degree-preserving rewire of the undirected graph (param seed)",
+          seed=1, **PPR_DEFAULTS)
+def _bm25_ppr_rewire(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    walk, _ = rewired(index, params["seed"])
+    return top_k(_boost(index, index.lexical.bm25_scores(query), walk, params), k, index.id_rank)
+
+
+@register("degree", "control: query-independent ranking by undirected degree (isolated records unranked)")
+def _degree_only(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    index.lexical.query_terms(query)  # an empty query is refused here as everywhere else
+    return top_k(_degree(index), k, index.id_rank)

@@ -1,0 +1,209 @@
+"""An independent results auditor: recompute metrics and intervals from stored ranks.
+
+This module deliberately does NOT import `sidelight.lab.metrics`, `sidelight.lab.stats` or
+any lab module that does (protocol, benchmark, analysis, runner): it reads the run folder's
+JSON and the benchmark file with its own small code, recomputes every per-method metric,
+the per-type tables and each contrast's bootstrap interval and sign-flip p-value, and
+reports agreement with the stored result.json (a test checks the import rule).
+
+The resampling draws follow the documented protocol of the lab statistics (bootstrap:
+``default_rng(seed).integers(0, n, (R, n))``, percentile interval; sign flips:
+``default_rng(seed)`` in blocks of 2048 rows of ``integers(0, 2, dtype=int8) * 2 - 1``, two-sided,
++1), so agreement is exact rather than within Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+_TOL = 1e-9
+
+
+def _load(path: Path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _rankings(folder: Path) -> dict[str, dict[str, dict]]:
+    out: dict[str, dict[str, dict]] = {}
+    for p in sorted(Path(folder).glob("*.jsonl")):
+        for line in p.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                out.setdefault(row["label"], {})[row["qid"]] = row
+    return out
+
+
+def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
+    """(qrels, family, type) for the test split, read straight from the frozen benchmark files."""
+    proto = freeze["protocol_data"]
+    base = Path(freeze["protocol_path"]).parent
+    b = proto["benchmark"]
+    qrels, family, qtype = {}, {}, {}
+    if b["kind"] == "concept":
+        path = Path(b["path"]) if Path(b["path"]).is_absolute() else base / b["path"]
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            o = json.loads(line)
+            if o["split"] == "test":
+                qrels[o["qid"]] = {o["intended_id"]: 1.0}
+                family[o["qid"]], qtype[o["qid"]] = o["family"], o["type"]
+        return qrels, family, qtype
+    folder = base / b["folder"]
+    if not folder.is_dir():
+        import os
+
+        folder = Path(os.environ.get("SIDELIGHT_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data")) / b["folder"]
+    for n, line in enumerate((folder / "qrels" / f"{b.get('split', 'test')}.tsv").read_text().splitlines()):
+        parts = line.split()
+        if not parts or (n == 0 and parts[0] == "query-id"):
+            continue
+        q, d, g = (parts[0], parts[2], parts[3]) if len(parts) == 4 else parts
+        qrels.setdefault(q, {})[d] = float(g)
+    qrels = {q: r for q, r in qrels.items() if any(g > 0 for g in r.values())}
+    family = {q: q for q in qrels}
+    qtype = {q: "all" for q in qrels}
+    s = b.get("sample")
+    if s and s.get("rule", "sorted-int") == "sorted-int":
+        import random
+
+        chosen = set(random.Random(int(s["seed"])).sample(sorted(qrels, key=int), int(s["n"])))
+        qtype = {q: ("sample" if q in chosen else "rest") for q in qrels}
+    return qrels, family, qtype
+
+
+def score(metric: str, ids: list[str], rels: dict[str, float], target_rank: int | None) -> float:
+    """One query, one metric, from first principles."""
+    name, _, cut = metric.partition("@")
+    k = int(cut) if cut else None
+    ranks = [i + 1 for i, d in enumerate(ids) if rels.get(d, 0) > 0]
+    first = ranks[0] if ranks else None
+    if name == "rr":
+        r = target_rank if target_rank is not None else first
+        return 1.0 / r if r else 0.0
+    top = [r for r in ranks if r <= k]
+    if name == "mrr":
+        return 1.0 / top[0] if top else 0.0
+    if name == "hit":
+        return 1.0 if top else 0.0
+    if name == "dcg1":
+        return 1.0 / math.log2(top[0] + 1) if top else 0.0
+    n_rel = sum(1 for g in rels.values() if g > 0)
+    if name == "recall":
+        return len(top) / n_rel
+    if name == "precision":
+        return len(top) / k
+    if name == "ndcg":
+        dcg = sum(rels[ids[r - 1]] / math.log2(r + 1) for r in top)
+        ideal = sorted((g for g in rels.values() if g > 0), reverse=True)[:k]
+        return dcg / sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    raise ValueError(f"audit: unknown metric {metric!r}")
+
+
+def _family_means(values: dict[str, float], family: dict[str, str]) -> dict[str, float]:
+    groups: dict[str, list[float]] = {}
+    for q, v in values.items():
+        groups.setdefault(family[q], []).append(v)
+    return {f: sum(v) / len(v) for f, v in groups.items()}
+
+
+def _boot(d: np.ndarray, n: int, seed: int, conf: float) -> tuple[float, float]:
+    idx = np.random.default_rng(seed).integers(0, d.size, (n, d.size))
+    means = d[idx].mean(axis=1)
+    if not d.any():
+        return 0.0, 0.0
+    lo, hi = np.percentile(means, [50 * (1 - conf), 100 - 50 * (1 - conf)])
+    return float(lo), float(hi)
+
+
+def _flip(d: np.ndarray, n: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    obs = abs(d.mean())
+    slack = 1e-12 * max(1.0, float(np.abs(d).max()))
+    hits, left = 0, n
+    while left:
+        rows = min(2048, left)
+        s = rng.integers(0, 2, (rows, d.size), dtype=np.int8) * 2 - 1
+        hits += int((np.abs(s @ d / d.size) >= obs - slack).sum())
+        left -= rows
+    return (hits + 1) / (n + 1)
+
+
+def _check_ranking(label: str, q: str, row: dict) -> list[str]:
+    bad = []
+    ids, sc = row["ids"], row["scores"]
+    if len(set(ids)) != len(ids):
+        bad.append(f"{label} {q}: duplicate ids in ranking")
+    if any(b > a for a, b in zip(sc, sc[1:])):
+        bad.append(f"{label} {q}: scores not in descending order")
+    tr = row.get("target_rank")
+    if tr is not None and tr <= len(ids) and tr < 1:
+        bad.append(f"{label} {q}: bad target rank {tr}")
+    return bad
+
+
+def audit(run_dir: Path) -> dict:
+    """Recompute the test result from stored ranks; returns {"agree": bool, "checks": n, "problems": [...]}."""
+    run_dir = Path(run_dir)
+    freeze = _load(run_dir / "freeze.json")
+    stored = _load(run_dir / "test" / "result.json")
+    ranks = _rankings(run_dir / "test" / "rankings")
+    qrels, family, qtype = _benchmark(freeze)
+    stats = {"seed": 127300, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95,
+             **freeze["protocol_data"].get("statistics", {})}
+    problems: list[str] = []
+    checks = 0
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    for label, info in stored["methods"].items():
+        rows = ranks.get(label, {})
+        per[label] = {}
+        for q, rels in qrels.items():
+            row = rows.get(q, {"ids": [], "scores": []})
+            problems += _check_ranking(label, q, row)
+            target = next(iter(rels)) if len(rels) == 1 else None
+            tr = row.get("target_rank")
+            if target is not None and target in row["ids"] and tr is not None and row["ids"].index(target) + 1 != tr:
+                problems.append(f"{label} {q}: target rank {tr} disagrees with its list position")
+            per[label][q] = {m: score(m, row["ids"], rels, tr) for m in stored["metrics"]}
+        for m in stored["metrics"]:
+            fams = _family_means({q: v[m] for q, v in per[label].items()}, family)
+            mine = sum(fams.values()) / len(fams)
+            checks += 1
+            if abs(mine - info["overall"][m]) > _TOL:
+                problems.append(f"{label} {m}: stored {info['overall'][m]!r}, audit {mine!r}")
+            for t, tinfo in info.get("by_type", {}).items():
+                qs = {q: v[m] for q, v in per[label].items() if qtype.get(q) == t}
+                if not qs:
+                    continue
+                f = _family_means(qs, family)
+                checks += 1
+                if abs(sum(f.values()) / len(f) - tinfo[m]) > _TOL:
+                    problems.append(f"{label} {t} {m}: stored {tinfo[m]!r}, audit {sum(f.values()) / len(f)!r}")
+    groups = {g: v["labels"] for g, v in stored.get("groups", {}).items()}
+    fams = sorted(set(family.values()))
+    metric = stored["primary_metric"]
+
+    def vec(label: str) -> np.ndarray:
+        fm = _family_means({q: v[metric] for q, v in per[label].items()}, family)
+        return np.array([fm[f] for f in fams])
+    for c in stored.get("contrasts", []):
+        a = vec(c["baseline"])
+        name = c["candidate"]
+        if name in per:
+            b = vec(name)
+        else:  # "<group> (mean of n)"
+            g = name.split(" (mean of")[0]
+            b = np.mean([vec(lab) for lab in groups[g]], axis=0)
+        d = b - a
+        lo, hi = _boot(d, stats["n_resamples"], stats["seed"], stats["confidence"])
+        p = _flip(d, stats["n_flips"], stats["seed"])
+        for key, mine in (("difference", float(d.mean())), ("ci_low", lo), ("ci_high", hi), ("p_sign_flip", p)):
+            checks += 1
+            if abs(mine - c[key]) > _TOL:
+                problems.append(f"contrast {name} vs {c['baseline']} {key}: stored {c[key]!r}, audit {mine!r}")
+    return {"agree": not problems, "checks": checks, "problems": problems,
+            "methods": len(stored["methods"]), "queries": len(qrels), "families": len(fams)}

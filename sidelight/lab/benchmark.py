@@ -1,0 +1,138 @@
+"""Benchmarks for the lab: concept JSONL (Carrier R01 §3 shape) and BEIR query sets.
+
+Both load into one `Benchmark`: query text, qrels (query -> record -> grade), and per query
+its family (the resampling unit), type and split. A concept query has one intended record;
+a relation query also names an `anchor_id` that the runner drops from the ranking before
+scoring. All queries of one family must share a split, type names are fixed, and every error
+names the file and line.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..corpus.beir import beir_split
+from ..corpus.jsonl import read_jsonl
+from ..errors import InputError
+
+TYPES = ("paraphrase", "application", "boundary", "relation")
+SPLITS = ("dev", "test")
+REQUIRED = ("qid", "family", "type", "split", "query", "intended_id")
+
+
+@dataclass
+class Benchmark:
+    """Queries with qrels and the family / type / split of each query."""
+
+    name: str
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+    family: dict[str, str]
+    type: dict[str, str]
+    split: dict[str, str]
+    anchor: dict[str, str] = field(default_factory=dict)
+    intended_name: dict[str, str] = field(default_factory=dict)
+
+    def subset(self, split: str) -> "Benchmark":
+        """The queries of one split (order kept)."""
+        keep = [q for q in self.queries if self.split[q] == split]
+        pick = lambda d: {q: d[q] for q in keep if q in d}  # noqa: E731
+        return Benchmark(self.name, pick(self.queries), pick(self.qrels), pick(self.family), pick(self.type),
+                         pick(self.split), pick(self.anchor), pick(self.intended_name))
+
+    def families(self) -> list[str]:
+        return sorted(set(self.family.values()))
+
+    def single_target(self, qid: str) -> str | None:
+        """The one relevant record of a concept query (None when the query has several)."""
+        rel = [d for d, g in self.qrels[qid].items() if g > 0]
+        return rel[0] if len(rel) == 1 else None
+
+
+def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Benchmark:
+    """Read and validate a concept benchmark JSONL; errors name file:line."""
+    path = Path(path)
+    queries: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    family: dict[str, str] = {}
+    qtype: dict[str, str] = {}
+    split: dict[str, str] = {}
+    anchor: dict[str, str] = {}
+    names: dict[str, str] = {}
+    family_split: dict[str, tuple[str, int]] = {}
+    for n, obj in read_jsonl(path):
+        where = f"{path}:{n}"
+        missing = [k for k in REQUIRED if not isinstance(obj.get(k), str) or not obj[k].strip()]
+        if missing:
+            raise InputError(f"{where}: missing or empty field {missing[0]!r} (need {', '.join(REQUIRED)})")
+        qid = obj["qid"]
+        if qid in queries:
+            raise InputError(f"{where}: duplicate qid {qid!r}")
+        if obj["type"] not in TYPES:
+            raise InputError(f"{where}: type {obj['type']!r} is not one of {', '.join(TYPES)}")
+        if obj["split"] not in SPLITS:
+            raise InputError(f"{where}: split {obj['split']!r} is not one of {', '.join(SPLITS)}")
+        fam = obj["family"]
+        if fam in family_split and family_split[fam][0] != obj["split"]:
+            first_split, first_line = family_split[fam]
+            raise InputError(f"{where}: family {fam!r} is in split {obj['split']!r} here but in "
+                             f"{first_split!r} at {path}:{first_line}; a family must stay in one split")
+        family_split.setdefault(fam, (obj["split"], n))
+        target = obj["intended_id"]
+        if known_ids is not None and target not in known_ids:
+            raise InputError(f"{where}: intended_id {target!r} is not a record of the corpus")
+        if obj["type"] == "relation" or obj.get("anchor_id") is not None:
+            a = obj.get("anchor_id")
+            if not isinstance(a, str) or not a:
+                raise InputError(f"{where}: a relation query needs a string anchor_id")
+            if a == target:
+                raise InputError(f"{where}: anchor_id equals intended_id {target!r}")
+            if known_ids is not None and a not in known_ids:
+                raise InputError(f"{where}: anchor_id {a!r} is not a record of the corpus")
+            anchor[qid] = a
+        queries[qid] = obj["query"]
+        qrels[qid] = {target: 1}
+        family[qid], qtype[qid], split[qid] = fam, obj["type"], obj["split"]
+        if isinstance(obj.get("intended_name"), str):
+            names[qid] = obj["intended_name"]
+    if not queries:
+        raise InputError(f"{path}: no queries")
+    return Benchmark(path.stem, queries, qrels, family, qtype, split, anchor, names)
+
+
+def sample_ids(ids: list[str], seed: int, n: int, rule: str = "sorted-int") -> list[str]:
+    """Seeded sample of query ids. `rule` names the exact call (see scifact-pilot.json):
+
+    * ``sorted-int``: ``random.Random(seed).sample(sorted(ids, key=int), n)``
+    * ``sorted-str``: ``random.Random(seed).sample(sorted(ids), n)``
+    * ``file-order``: ``random.Random(seed).sample(ids, n)`` (ids in qrels file order)
+    * ``shuffle-int``: ``r = random.Random(seed); s = sorted(ids, key=int); r.shuffle(s); s[:n]``
+    """
+    if rule == "sorted-int":
+        return random.Random(seed).sample(sorted(ids, key=int), n)
+    if rule == "sorted-str":
+        return random.Random(seed).sample(sorted(ids), n)
+    if rule == "file-order":
+        return random.Random(seed).sample(list(ids), n)
+    if rule == "shuffle-int":
+        s = sorted(ids, key=int)
+        random.Random(seed).shuffle(s)
+        return s[:n]
+    raise InputError(f"unknown sampling rule {rule!r}; use sorted-int, sorted-str, file-order or shuffle-int")
+
+
+def load_beir_benchmark(folder: Path, split: str, sample: dict | None = None) -> Benchmark:
+    """A BEIR split as a Benchmark; every query is its own family, all in the 'test' split.
+
+    With ``sample = {"seed": s, "n": n, "rule": r}`` queries carry type ``sample`` (in the
+    seeded sample) or ``rest``; both are scored, and the report gives the sample and the whole.
+    """
+    queries, qrels = beir_split(Path(folder), split)
+    qtype = {q: "all" for q in queries}
+    if sample:
+        chosen = set(sample_ids(list(queries), int(sample["seed"]), int(sample["n"]), sample.get("rule", "sorted-int")))
+        qtype = {q: ("sample" if q in chosen else "rest") for q in queries}
+    return Benchmark(Path(folder).name, queries, qrels, {q: q for q in queries}, qtype,
+                     {q: "test" for q in queries})

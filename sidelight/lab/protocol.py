@@ -1,0 +1,248 @@
+"""Lab protocols: one JSON file fixes corpus, index, benchmark, methods, selection and statistics.
+
+Relative paths in a protocol are resolved against the protocol file's folder. The hashes a
+freeze records are computed here: protocol file, benchmark file(s), corpus content and the
+implementation (sha256 over the package's source and data files, sorted by path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..corpus.model import Corpus
+from ..errors import InputError
+from ..index.store import sha256_file
+from .benchmark import Benchmark, load_beir_benchmark, load_concept_benchmark
+from .metrics import parse_metric
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+_IMPL_SUFFIXES = (".py", ".txt", ".json")
+DEFAULT_STATS = {"seed": 127300, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One ranked configuration: a registered method with fixed params under a unique label."""
+
+    label: str
+    method: str
+    params: dict = field(default_factory=dict, hash=False, compare=False)
+    group: str = ""  # settings sharing a group (rewire seeds) are also summarised together
+
+
+def setting_label(name: str, params: dict) -> str:
+    if not params:
+        return name
+    return name + "[" + ",".join(f"{k}={params[k]}" for k in sorted(params)) + "]"
+
+
+@dataclass
+class Protocol:
+    path: Path
+    data: dict
+
+    @property
+    def name(self) -> str:
+        return self.data.get("name") or self.path.stem
+
+    @property
+    def kind(self) -> str:
+        return self.data["benchmark"]["kind"]
+
+    @property
+    def primary(self) -> str:
+        return self.data["metrics"]["primary"]
+
+    @property
+    def metric_names(self) -> list[str]:
+        m = self.data["metrics"]
+        return [m["primary"]] + [x for x in m.get("secondary", []) if x != m["primary"]]
+
+    @property
+    def depth(self) -> int:
+        return int(self.data.get("depth", 100))
+
+    @property
+    def stats(self) -> dict:
+        return {**DEFAULT_STATS, **self.data.get("statistics", {})}
+
+    @property
+    def methods(self) -> list[dict]:
+        return self.data["methods"]
+
+    def resolve(self, rel: str) -> Path:
+        p = Path(rel)
+        return p if p.is_absolute() else (self.path.parent / p)
+
+    def sha256(self) -> str:
+        return sha256_file(self.path)
+
+    # ---- corpus, index, benchmark ------------------------------------------------------------
+    def load_corpus(self) -> Corpus:
+        from ..corpus.sources import load_source
+
+        spec = self.data["corpus"]
+        src = spec["source"]
+        local = self.resolve(src)
+        corpus = load_source(str(local) if local.exists() else src)
+        if "title_weight" in spec:
+            corpus.title_weight = int(spec["title_weight"])
+        return corpus
+
+    def build_index(self, corpus: Corpus):
+        """The index the protocol asks for; returns (index, setup seconds by step)."""
+        from ..index import Index
+        from ..lanes.lexical import BM25Params
+        from ..text import TokenizerConfig
+
+        ix = self.data.get("index", {})
+        setup = {}
+        t = time.perf_counter()
+        index = Index.build(corpus, TokenizerConfig(**ix.get("tokenizer", {})), BM25Params(**ix.get("bm25", {})),
+                            progress=False)
+        setup["index_build_s"] = time.perf_counter() - t
+        if ix.get("dense"):
+            t = time.perf_counter()
+            index.add_dense(ix["dense"], progress=False)
+            setup["corpus_encoding_s"] = time.perf_counter() - t
+        return index, setup
+
+    def benchmark_files(self) -> list[Path]:
+        b = self.data["benchmark"]
+        if b["kind"] == "concept":
+            return [self.resolve(b["path"])]
+        folder = self._beir_folder()
+        return [folder / "queries.jsonl", folder / "qrels" / f"{b.get('split', 'test')}.tsv"]
+
+    def benchmark_sha256(self) -> str:
+        """sha256 of the benchmark file; for BEIR, sha256 over the queries and qrels file hashes."""
+        files = self.benchmark_files()
+        for p in files:
+            if not p.is_file():
+                raise InputError(f"{self.path}: benchmark file {p} does not exist")
+        if len(files) == 1:
+            return sha256_file(files[0])
+        return hashlib.sha256("".join(sha256_file(p) + "\n" for p in files).encode()).hexdigest()
+
+    def _beir_folder(self) -> Path:
+        from ..config import data_dir
+
+        folder = self.data["benchmark"]["folder"]
+        local = self.resolve(folder)
+        return local if local.is_dir() else data_dir() / folder
+
+    def load_benchmark(self, known_ids: set[str] | None = None) -> Benchmark:
+        b = self.data["benchmark"]
+        if b["kind"] == "concept":
+            return load_concept_benchmark(self.resolve(b["path"]), known_ids)
+        return load_beir_benchmark(self._beir_folder(), b.get("split", "test"), b.get("sample"))
+
+    # ---- methods -----------------------------------------------------------------------------
+    def check_methods(self) -> tuple[list[dict], list[str]]:
+        """(runnable method specs, skipped names); an unregistered required method is an error."""
+        from ..lanes.methods import available_methods
+
+        known = available_methods()
+        runnable, skipped = [], []
+        has_dense = bool(self.data.get("index", {}).get("dense"))
+        for spec in self.methods:
+            if spec.get("requires") == "dense" and not has_dense:
+                skipped.append(spec["name"])  # needs document vectors the protocol does not build
+            elif spec["name"] in known:
+                runnable.append(spec)
+            elif spec.get("required", True):
+                raise InputError(f"{self.path}: method {spec['name']!r} is not registered; "
+                                 f"registered: {', '.join(known)} (mark it \"required\": false to skip)")
+            else:
+                skipped.append(spec["name"])
+        names = {s["name"] for s in runnable}
+        for spec in runnable:
+            src = spec.get("params_from")
+            if src and src not in names:
+                raise InputError(f"{self.path}: method {spec['name']!r} takes params from {src!r}, which is not run")
+        pc = self.data.get("primary_contrast")
+        if pc:
+            for role in ("baseline", "candidate"):
+                if pc[role] not in names:
+                    raise InputError(f"{self.path}: primary contrast {role} {pc[role]!r} is not a runnable method")
+        return runnable, skipped
+
+    def grid_settings(self, spec: dict) -> list[Setting]:
+        """Every grid point of a method (one setting when it has no grid)."""
+        grid = spec.get("grid") or {}
+        keys = sorted(grid)
+        out = []
+        for values in itertools.product(*(grid[k] for k in keys)):
+            params = {**spec.get("params", {}), **dict(zip(keys, values))}
+            out.append(Setting(setting_label(spec["name"], dict(zip(keys, values))), spec["name"], params, spec["name"]))
+        return out
+
+    def settings(self, runnable: list[dict], selected: dict[str, dict] | None) -> list[Setting]:
+        """Settings to run: all grid points when `selected` is None (dev), else one per method."""
+        out: list[Setting] = []
+        chosen: dict[str, dict] = dict(selected or {})
+        for spec in runnable:
+            name = spec["name"]
+            if spec.get("grid") and selected is None:
+                out.extend(self.grid_settings(spec))
+                continue
+            params = dict(spec.get("params", {}))
+            if spec.get("grid"):
+                params.update(chosen[name])
+            if spec.get("params_from"):
+                src = spec["params_from"]
+                if src not in chosen:
+                    if selected is None:  # dev: dependents run once selection is known
+                        continue
+                    raise InputError(f"no selected params for {src!r}")
+                params = {**chosen[src], **params}
+            seeds = spec.get("seeds")
+            if seeds:
+                for v in seeds["values"]:
+                    p = {**params, seeds.get("param", "seed"): v}
+                    out.append(Setting(f"{name}[{seeds.get('param', 'seed')}={v}]", name, p, name))
+            else:
+                out.append(Setting(name, name, params, name))
+        return out
+
+
+def load_protocol(path: Path) -> Protocol:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such protocol file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from exc
+    for key in ("corpus", "benchmark", "methods", "metrics"):
+        if key not in data:
+            raise InputError(f"{path}: protocol needs a {key!r} section")
+    if data["benchmark"].get("kind") not in ("concept", "beir"):
+        raise InputError(f"{path}: benchmark.kind must be 'concept' or 'beir'")
+    for m in [data["metrics"]["primary"], *data["metrics"].get("secondary", [])]:
+        parse_metric(m)
+    seen = set()
+    for i, spec in enumerate(data["methods"]):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise InputError(f"{path}: methods[{i}] needs a string 'name'")
+        if spec["name"] in seen:
+            raise InputError(f"{path}: method {spec['name']!r} is listed twice")
+        seen.add(spec["name"])
+    return Protocol(path, data)
+
+
+def implementation_hash(root: Path | None = None) -> tuple[str, dict[str, str]]:
+    """sha256 over (relative path, file sha256) of every source/data file in the package, sorted."""
+    root = Path(root or PACKAGE_ROOT)
+    files = sorted(p for p in Path(root).rglob("*")
+                   if p.is_file() and p.suffix in _IMPL_SUFFIXES and "__pycache__" not in p.parts)
+    per = {p.relative_to(root).as_posix(): sha256_file(p) for p in files}
+    h = hashlib.sha256()
+    for rel in sorted(per):
+        h.update(f"{rel}\t{per[rel]}\n".encode())
+    return h.hexdigest(), per

@@ -1,0 +1,261 @@
+"""`sidelight lab report DIR`: report.md and a self-contained report.html (inline CSS and SVG).
+
+The report is built as a list of blocks (heading, paragraph, table, figure) rendered twice, so
+the Markdown and HTML say the same thing. Tables follow Carrier R01 (§2 corpus, §6 methods,
+§7 types, §8 every primary change and every lexical top-ten miss).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from .figures import degree_figure, effects_figure, method_bars
+
+CARRIER_COLS = ("mrr@10", "hit@1", "hit@5", "hit@10")
+CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a202c}"
+       "table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}td,th{border:1px solid #cbd5e0;"
+       "padding:.25rem .5rem;vertical-align:top}th{background:#edf2f7}td.n{text-align:right;font-variant-numeric:"
+       "tabular-nums}code{font-size:.85rem}figure{margin:1rem 0}figure svg{max-width:100%;height:auto}"
+       "figcaption{font-size:.85rem;color:#4a5568}")
+
+
+def _fmt(v, metric: str | None = None) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if metric and (metric.startswith("hit") or metric.startswith("recall")):
+            return f"{100 * v:.2f}%"
+        return f"{v:.6f}" if metric else f"{v:.4g}"
+    return str(v)
+
+
+def _display_rows(result: dict) -> list[tuple[str, dict]]:
+    """(label, overall) per method; a seed group is one 'mean of n' row, its members omitted."""
+    rows, done = [], set()
+    for label, info in result["methods"].items():
+        g = info["group"]
+        if g in result.get("groups", {}):
+            if g not in done:
+                n = len(result["groups"][g]["labels"])
+                rows.append((f"{g} (mean of {n})", result["groups"][g]["overall"]))
+                done.add(g)
+            continue
+        params = {k: v for k, v in info["params"].items() if k not in ("n_seeds", "iterations")}
+        rows.append((label + (f" {json.dumps(params)}" if params and label == info["method"] else ""), info["overall"]))
+    return rows
+
+
+def _blocks(run: Path) -> list[tuple]:
+    from ..corpus.stats import graph_stats, stats_rows
+    from .protocol import load_protocol
+
+    freeze = json.loads((run / "freeze.json").read_text())
+    res = json.loads((run / "test" / "result.json").read_text())
+    sel = json.loads((run / "dev" / "selection.json").read_text())
+    timings = json.loads((run / "test" / "timings.json").read_text()) if (run / "test" / "timings.json").exists() else None
+    proto = load_protocol(Path(freeze["protocol_path"]))
+    corpus = proto.load_corpus()
+    bench = proto.load_benchmark(set(corpus.ids)).subset("test")
+    pdata = freeze["protocol_data"]
+    primary = res["primary_metric"]
+    B: list[tuple] = [("h1", f"Lab report: {freeze['protocol']}")]
+    if pdata.get("description"):
+        B.append(("p", pdata["description"]))
+    B.append(("h2", "Protocol and frozen hashes"))
+    B.append(("table", ["Item", "Value"], [
+        ["protocol file", freeze["protocol_path"]], ["protocol sha256", freeze["protocol_sha256"]],
+        ["benchmark sha256", freeze["benchmark_sha256"]], ["corpus content hash", freeze["corpus_hash"]],
+        ["implementation sha256", freeze["implementation_sha256"] + f" ({len(freeze['implementation_files'])} files)"],
+        ["frozen at", freeze["frozen_at"]], ["methods run", ", ".join(freeze["methods"])],
+        ["skipped (optional: not registered or no dense vectors)", ", ".join(freeze["skipped_methods"]) or "none"],
+        ["index settings", json.dumps(pdata.get("index", {}))],
+        ["statistics", json.dumps(proto.stats)], ["primary metric", primary],
+        ["primary contrast", json.dumps(pdata.get("primary_contrast"))]]))
+    B.append(("h2", "Corpus"))
+    gs = graph_stats(corpus)
+    B.append(("table", ["Property", "Observed value"], [list(r) for r in stats_rows(gs)]))
+    B.append(("h2", "Development selection"))
+    B.append(("p", f"Rule: best {pdata.get('selection', {}).get('metric', primary)} on the dev split; ties "
+                   f"{json.dumps(pdata.get('selection', {}).get('tie_break', {}))}. Selected: "
+                   f"{json.dumps(sel['selected']) if sel['selected'] else 'nothing to select'}."))
+    for name, grid in sel["grid"].items():
+        B.append(("table", ["Setting", f"dev {primary}"], [[r["label"], _fmt(r["value"], primary)] for r in grid]))
+    rows = _display_rows(res)
+    B.append(("h2", "Held-out results"))
+    if proto.kind == "concept":
+        B.append(("p", f"{res['methods'][next(iter(res['methods']))]['n_queries']} held-out queries in "
+                       f"{res['methods'][next(iter(res['methods']))]['n_families']} families; every metric is a "
+                       "mean of family means."))
+        B.append(("table", ["Method", "MRR@10", "Hit@1", "Hit@5", "Hit@10"],
+                  [[lab] + [_fmt(ov[m], m) for m in CARRIER_COLS] for lab, ov in rows]))
+        extra = [m for m in res["metrics"] if m not in CARRIER_COLS]
+        B.append(("table", ["Method"] + extra, [[lab] + [_fmt(ov[m], m) for m in extra] for lab, ov in rows]))
+    else:
+        ms = res["metrics"]
+        for t in ("sample", "all"):
+            trows = []
+            for label, info in res["methods"].items():
+                ov = info["by_type"].get(t) if t != "all" else info["overall"]
+                if ov is None:
+                    continue
+                n = info["by_type"][t]["n_queries"] if t != "all" else info["n_queries"]
+                trows.append([label, f"{round(ov['hit@1'] * n)}/{n}" if "hit@1" in ov else "–"]
+                             + [_fmt(ov[m], m) for m in ms])
+            if trows:
+                B.append(("p", f"Queries: {t}" + (" (the seeded sample)" if t == "sample" else " judged test queries")))
+                B.append(("table", ["Method", "relevant first"] + ms, trows))
+    if res["contrasts"]:
+        B.extend(_contrasts(res))
+    pc = pdata.get("primary_contrast")
+    if proto.kind == "concept" and pc:
+        base, cand = pc["baseline"], pc["candidate"]
+        B.append(("h2", "Query types"))
+        types = sorted(res["methods"][base]["by_type"])
+        B.append(("table", ["Question type", f"{base} MRR@10", f"{cand} MRR@10", f"{base} Hit@10", f"{cand} Hit@10"],
+                  [[t] + [_fmt(res["methods"][m]["by_type"][t][k], k) for k, m in
+                          (("mrr@10", base), ("mrr@10", cand), ("hit@10", base), ("hit@10", cand))] for t in types]))
+        lo = res.get("lexical_overlap") or {}
+        if lo.get("median") is not None:
+            B.append(("p", f"Lexical overlap (share of a query's distinct non-stop tokens present in the intended "
+                           f"record's title + text, frozen tokenizer): median {100 * lo['median']:.1f}% "
+                           f"(by type: " + ", ".join(f"{t} {100 * v:.1f}%" for t, v in lo["by_type"].items())
+                           + "). A diagnostic, not a semantic similarity."))
+        B.extend(_changes_and_misses(run, res, bench, base, cand))
+        B.extend(_controls(res))
+    if timings:
+        B.append(("h2", "Timing"))
+        B.append(("p", f"{timings['passes']} rotated passes per query over {timings['n_queries']} queries. Setup "
+                       f"(separate): " + ", ".join(f"{k} {v:.2f}s" for k, v in timings["setup_s"].items()) + "."))
+        B.append(("table", ["Method", "median ms", "mean ms", "p90 ms", "timed calls"],
+                  [[lab, f"{s['median_ms']:.2f}", f"{s['mean_ms']:.2f}", f"{s['p90_ms']:.2f}", s["n"]]
+                   for lab, s in timings["summary"].items()]))
+    figs = run / "figures"
+    B.append(("h2", "Figures"))
+    f = degree_figure(corpus, figs)
+    B.append(("figure", f, f"Degree distribution of the undirected projection ({gs.isolated:,} isolated records "
+                           "stated separately)") if f else ("p", "No edges: no degree figure."))
+    B.append(("figure", method_bars(res, figs, [(lab, ov[primary]) for lab, ov in rows]),
+              f"{primary} by method; bars share a zero baseline."))
+    f = effects_figure(res, figs)
+    if f:
+        B.append(("figure", f, "Paired effects with family-bootstrap intervals; the primary contrast in red."))
+    B.append(("h2", "Limits"))
+    B.append(("p", ("The intended record is one known relevant item, not an exhaustive relevance set; unjudged "
+                    "alternatives count as misses. Queries were written from the definitions (target-informed), "
+                    "which favours lexical recovery. " if proto.kind == "concept" else
+                    "Unjudged documents count as nonrelevant; the claims were written for research, not collected "
+                    "from search logs. ") + "Held-out rankings were scored once; reproduction runs in a "
+                   "separate folder (`sidelight lab reproduce`) and `sidelight lab audit` recomputes every number "
+                   "from stored ranks without the lab's metric code."))  # noqa: E501
+    return B
+
+
+def _contrasts(res: dict) -> list[tuple]:
+    B = [("h2", "Paired contrasts (family bootstrap and sign-flip)")]
+    lead = ("One primary contrast; every other contrast is" if any(c["role"] == "primary" for c in res["contrasts"])
+            else "No primary contrast: every contrast is")
+    B.append(("p", f"{lead} exploratory and not multiplicity-corrected. "
+                   "Intervals are conditional on the sampled families, the split and the settings."))
+    B.append(("table", ["Candidate", "Baseline", "Role", "Difference", "Interval", "p (sign-flip)", "Families +/-/="],
+              [[c["candidate"], c["baseline"], c["role"], f"{c['difference']:+.6f}",
+                f"[{c['ci_low']:+.6f}, {c['ci_high']:+.6f}]", f"{c['p_sign_flip']:.4f}",
+                f"{c['families_up']}/{c['families_down']}/{c['families_same']}"] for c in res["contrasts"]]))
+    return B
+
+
+def _changes_and_misses(run: Path, res: dict, bench, base: str, cand: str) -> list[tuple]:
+    from .runner import read_rankings
+
+    ranks = read_rankings(run / "test" / "rankings")
+    prim = res["primary_metric"]
+    extra = [lab for lab in ("dense", "tfidf") if lab in ranks and lab not in (base, cand)][:1]
+    head = ["Query", "Intended", "Question", f"{base} rank", f"{cand} rank"] + [f"{e} rank" for e in extra]
+
+    def row(q):
+        return [q, bench.intended_name.get(q, bench.single_target(q)), bench.queries[q]] + \
+               [_fmt(ranks[lab][q].get("target_rank")) for lab in [base, cand] + extra]
+    pb, pcd = res["methods"][base]["per_query"], res["methods"][cand]["per_query"]
+    changed = [q for q in bench.queries if pb[q][prim] != pcd[q][prim]]
+    misses = [q for q in bench.queries if pb[q].get("hit@10", 1.0) == 0.0]
+    out = [("h2", "Every primary change and every lexical top-ten miss"),
+           ("p", f"Rule-selected: every query whose {prim} differs between {base} and {cand} "
+                 f"({len(changed)}), then every {base} top-ten miss ({len(misses)}). Ranks are in the full ranking "
+                 "(– = not ranked).")]
+    out.append(("table", head, [row(q) for q in changed]) if changed else ("p", "No primary change."))
+    out.append(("table", head, [row(q) for q in misses]) if misses else ("p", f"No {base} top-ten miss."))
+    return out
+
+
+def _controls(res: dict) -> list[tuple]:
+    out = [("h2", "Control graphs")]
+    rep = res.get("rewire_reports")
+    if not rep:
+        out.append(("p", "Rewire reports: not available."))
+        return out
+    cols = ["seed", "attempts", "accepted", "retained_overlap", "components_before", "components_after",
+            "largest_component_after"]
+    out.append(("table", cols, [[str(r.get(c, "–")) if not isinstance(r.get(c), float) else f"{r[c]:.4f}"
+                                 for c in cols] for r in rep.values()]))
+    out.append(("p", "Degree-preserving swaps; the attempt budget is operational, not proof of uniform mixing. "
+                     "The rewired graphs are descriptive controls, not independent collections."))
+    return out
+
+
+def _md(B: list[tuple], run: Path) -> str:
+    lines = []
+    for b in B:
+        if b[0] == "h1":
+            lines += [f"# {b[1]}", ""]
+        elif b[0] == "h2":
+            lines += [f"## {b[1]}", ""]
+        elif b[0] == "p":
+            lines += [b[1], ""]
+        elif b[0] == "table":
+            esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+            lines.append("| " + " | ".join(esc(h) for h in b[1]) + " |")
+            lines.append("|" + "---|" * len(b[1]))
+            lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in b[2]]
+            lines.append("")
+        elif b[0] == "figure":
+            rel = Path(b[1]["svg"]).relative_to(run)
+            lines += [f"![{b[2]}]({rel.as_posix()})", "", f"*{b[2]}* (also {rel.with_suffix('.png').as_posix()}, "
+                      f"{rel.with_suffix('.pdf').as_posix()})", ""]
+    return "\n".join(lines)
+
+
+def _html(B: list[tuple]) -> str:
+    e = html.escape
+    body = []
+    for b in B:
+        if b[0] in ("h1", "h2"):
+            body.append(f"<{b[0]}>{e(b[1])}</{b[0]}>")
+        elif b[0] == "p":
+            body.append(f"<p>{e(b[1])}</p>")
+        elif b[0] == "table":
+            num = lambda c: str(c).replace(".", "", 1).replace("%", "").replace("+", "").replace("-", "").isdigit()  # noqa: E731
+            body.append("<table><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in b[1]) + "</tr>" + "".join(
+                "<tr>" + "".join(f"<td{' class=n' if num(c) else ''}>{e(str(c))}</td>" for c in r) + "</tr>"
+                for r in b[2]) + "</table>")
+        elif b[0] == "figure":
+            svg = Path(b[1]["svg"]).read_text(encoding="utf-8")
+            svg = svg[svg.index("<svg"):]
+            if "<metadata>" in svg:  # RDF metadata carries namespace URLs; the page needs none
+                svg = svg[:svg.index("<metadata>")] + svg[svg.index("</metadata>") + len("</metadata>"):]
+            body.append(f"<figure>{svg}<figcaption>{e(b[2])}</figcaption></figure>")
+    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>sidelight lab report</title>"
+            f"<style>{CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+
+
+def write_report(run: Path) -> dict[str, Path]:
+    run = Path(run)
+    from ..errors import InputError
+
+    if not (run / "test" / "result.json").is_file():
+        raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
+    B = _blocks(run)
+    md, page = run / "report.md", run / "report.html"
+    md.write_text(_md(B, run), encoding="utf-8")
+    page.write_text(_html(B), encoding="utf-8")
+    return {"markdown": md, "html": page, "figures": run / "figures"}

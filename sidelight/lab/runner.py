@@ -1,0 +1,362 @@
+"""Freeze a protocol, select on dev, score the held-out split once, reproduce into a new folder.
+
+Run folder layout::
+
+    freeze.json                 hashes of protocol, benchmark, corpus and implementation
+    dev/selection.json          grid results and the rule-selected params
+    dev/rankings/<label>.jsonl  per query: top-depth ids + scores, full target rank
+    dev/result.json
+    test/...                    same, written ONCE (the folder is renamed into place when done)
+    test/timings.json           (BEIR protocols with timing) not compared by reproduce
+
+`run --split test` refuses when test/ exists, when dev/selection.json is missing, or when any
+frozen hash (protocol, benchmark, corpus, implementation) no longer matches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, SidelightError
+from ..lanes.methods import get_method
+from .analysis import analyse
+from .protocol import Protocol, Setting, implementation_hash, load_protocol
+
+
+class RefusedError(SidelightError):
+    """The lab refuses: a completed result exists, or something frozen changed."""
+
+
+# ---- small atomic file helpers ---------------------------------------------------------------
+def write_json(path: Path, obj) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def safe_name(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in label)
+
+
+def write_rankings(folder: Path, label: str, rankings: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{safe_name(label)}.jsonl", "w", encoding="utf-8") as f:
+        for qid, r in rankings.items():
+            f.write(json.dumps({"label": label, "qid": qid, **r}, ensure_ascii=False) + "\n")
+
+
+def read_rankings(folder: Path) -> dict[str, dict]:
+    """label -> qid -> row, from every rankings/*.jsonl."""
+    out: dict[str, dict] = {}
+    for p in sorted(Path(folder).glob("*.jsonl")):
+        with open(p, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    out.setdefault(row.pop("label"), {})[row.pop("qid")] = row
+    return out
+
+
+# ---- context: everything loaded once per command ---------------------------------------------
+class Context:
+    def __init__(self, protocol: Protocol, verbose: bool = False):
+        self.protocol = protocol
+        self.say = print if verbose else (lambda *a, **k: None)
+        self.corpus = protocol.load_corpus()
+        self.bench = protocol.load_benchmark(set(self.corpus.ids))
+        self._index = None
+        self.setup: dict = {}
+
+    @property
+    def index(self):
+        if self._index is None:
+            self._index, self.setup = self.protocol.build_index(self.corpus)
+        return self._index
+
+    def hashes(self) -> dict:
+        impl, files = implementation_hash()
+        return {"protocol_sha256": self.protocol.sha256(), "benchmark_sha256": self.protocol.benchmark_sha256(),
+                "corpus_hash": self.corpus.content_hash(), "implementation_sha256": impl,
+                "implementation_files": files}
+
+
+def _check_declared(p: Protocol, h: dict) -> None:
+    declared = {"corpus_hash": p.data["corpus"].get("content_hash"),
+                "benchmark_sha256": p.data["benchmark"].get("sha256")}
+    for key, want in declared.items():
+        if want and want != h[key]:
+            raise RefusedError(f"{p.path}: declared {key} {want} but the current one is {h[key]}")
+
+
+def freeze(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
+    """Record hashes and the runnable methods; refuses to re-freeze a folder with results."""
+    p = load_protocol(protocol_path)
+    out = Path(out)
+    if (out / "test").exists() or (out / "dev").exists():
+        raise RefusedError(f"{out} already holds results; freeze into a new folder")
+    ctx = Context(p, verbose)
+    h = ctx.hashes()
+    _check_declared(p, h)
+    runnable, skipped = p.check_methods()
+    rec = {"protocol": p.name, "protocol_path": str(p.path), "protocol_data": p.data, **h,
+           "methods": [s["name"] for s in runnable], "skipped_methods": skipped,
+           "frozen_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "python": platform.python_version(), "numpy": np.__version__}
+    write_json(out / "freeze.json", rec)
+    ctx.say(f"frozen {p.name} into {out}: protocol {h['protocol_sha256'][:12]}, benchmark "
+            f"{h['benchmark_sha256'][:12]}, corpus {h['corpus_hash'][:12]}, implementation "
+            f"{h['implementation_sha256'][:12]}; methods {', '.join(rec['methods'])}"
+            + (f"; skipped (optional: not registered, or needs dense vectors the protocol does not build): {', '.join(skipped)}" if skipped else ""))
+    return rec
+
+
+def check_frozen(ctx: Context, out: Path) -> dict:
+    """Refuse unless every frozen hash still matches; returns the freeze record."""
+    if not (out / "freeze.json").is_file():
+        raise RefusedError(f"{out}/freeze.json missing: run `sidelight lab freeze` first")
+    frozen = read_json(out / "freeze.json")
+    now = ctx.hashes()
+    problems = []
+    for key in ("protocol_sha256", "benchmark_sha256", "corpus_hash", "implementation_sha256"):
+        if frozen[key] != now[key]:
+            problems.append(f"{key} changed: frozen {frozen[key][:16]}, now {now[key][:16]}")
+    if frozen["implementation_sha256"] != now["implementation_sha256"]:
+        a, b = frozen["implementation_files"], now["implementation_files"]
+        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        problems.append("changed implementation files: " + ", ".join(changed[:20]))
+    if problems:
+        raise RefusedError(f"{out}: refusing to run, frozen inputs changed:\n  " + "\n  ".join(problems))
+    return frozen
+
+
+# ---- ranking -----------------------------------------------------------------------------------
+def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
+    """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked."""
+    index, bench, depth = ctx.index, ctx.bench, ctx.protocol.depth
+    method = get_method(setting.method, **setting.params)
+    full = ctx.protocol.kind == "concept"  # the full ranking gives untruncated target ranks
+    drop = ctx.protocol.data.get("exclude_anchor", True)
+    out = {}
+    for q in qids:
+        r = method.rank(index, bench.queries[q], None if full else depth)
+        ids = [str(index.ids[p]) for p in r.positions]
+        scores = [float(s) for s in r.scores]
+        if drop and q in bench.anchor and bench.anchor[q] in ids:
+            i = ids.index(bench.anchor[q])
+            del ids[i], scores[i]
+        target = bench.single_target(q)
+        row = {"ids": ids[:depth], "scores": scores[:depth], "n_ranked": len(ids)}
+        if full:
+            row["target_rank"] = ids.index(target) + 1 if target in ids else None
+        out[q] = row
+    return out
+
+
+def _rank_all(ctx: Context, settings: list[Setting], qids: list[str], done: dict) -> dict:
+    for s in settings:
+        if s.label not in done:
+            t = time.perf_counter()
+            done[s.label] = rank_setting(ctx, s, qids)
+            ctx.say(f"  {s.label}: {len(qids)} queries in {time.perf_counter() - t:.1f}s")
+    return done
+
+
+def select(protocol: Protocol, spec: dict, dev_result: dict) -> tuple[dict, list[dict]]:
+    """Best grid point on the dev primary metric; ties by the protocol's tie_break list."""
+    rule = protocol.data.get("selection", {})
+    metric = rule.get("metric", protocol.primary)
+    tie = rule.get("tie_break", {}).get(spec["name"], [])
+    rows = []
+    for s in protocol.grid_settings(spec):
+        rows.append({"label": s.label, "params": {k: s.params[k] for k in spec["grid"]},
+                     "value": dev_result["methods"][s.label]["overall"][metric]})
+
+    def key(row):
+        k = [-round(row["value"], 12)]
+        for param, direction in tie:
+            k.append(row["params"][param] if direction == "asc" else -row["params"][param])
+        return k
+    rows.sort(key=key)
+    return rows[0]["params"], rows
+
+
+def run_split(protocol_path: Path, split: str, out: Path, verbose: bool = False) -> dict:
+    p = load_protocol(protocol_path)
+    out = Path(out)
+    if split not in ("dev", "test"):
+        raise InputError(f"split must be dev or test, got {split!r}")
+    if (out / "test").exists():
+        raise RefusedError(f"{out}/test exists: the held-out split was already scored; it is never "
+                           f"overwritten (reproduce into a new folder with `sidelight lab reproduce`)")
+    ctx = Context(p, verbose)
+    frozen = check_frozen(ctx, out)
+    runnable = [s for s in p.methods if s["name"] in frozen["methods"]]
+    if split == "dev":
+        return _run_dev(ctx, runnable, out)
+    if not (out / "dev" / "selection.json").is_file():
+        raise RefusedError(f"{out}/dev/selection.json missing: run `sidelight lab run --split dev` first")
+    selection = read_json(out / "dev" / "selection.json")
+    return _run_test(ctx, runnable, selection, out)
+
+
+def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
+    p, bench = ctx.protocol, ctx.bench
+    dev = bench.subset("dev")
+    qids = list(dev.queries)
+    grids = [s for s in runnable if s.get("grid")]
+    selected: dict[str, dict] = {}
+    table: dict[str, list] = {}
+    rankings: dict = {}
+    if grids and not qids:
+        raise InputError(f"{p.path}: methods have grids but the benchmark has no dev queries")
+    if qids:
+        first = p.settings(runnable, None)
+        _rank_all(ctx, first, qids, rankings)
+        res = analyse(dev, rankings, first, p)
+        for spec in grids:
+            selected[spec["name"]], table[spec["name"]] = select(p, spec, res)
+        final = p.settings(runnable, selected)
+        twins = {(f.method, json.dumps(f.params, sort_keys=True)): f.label for f in first}
+        for s in final:  # selected settings under their plain labels reuse the grid point's ranks
+            if s.label not in rankings:
+                twin = twins.get((s.method, json.dumps(s.params, sort_keys=True)))
+                rankings[s.label] = rankings[twin] if twin else rank_setting(ctx, s, qids)
+        all_settings = first + [s for s in final if s.label not in {f.label for f in first}]
+        result = analyse(dev, rankings, all_settings, p)
+    else:
+        result = {"note": "no dev queries and no grid: nothing to select"}
+    tmp = Path(tempfile.mkdtemp(prefix=".dev.tmp-", dir=out))
+    for label, r in rankings.items():
+        write_rankings(tmp / "rankings", label, r)
+    write_json(tmp / "result.json", result)
+    write_json(tmp / "selection.json", {"selected": selected, "grid": table,
+                                        "rule": p.data.get("selection", {}), "split": "dev"})
+    if (out / "dev").exists():
+        shutil.rmtree(out / "dev")
+    os.replace(tmp, out / "dev")
+    ctx.say(f"dev selection: {json.dumps(selected)}")
+    return {"selected": selected, "grid": table}
+
+
+def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) -> dict:
+    p = ctx.protocol
+    test = ctx.bench.subset("test")
+    settings = p.settings(runnable, selection["selected"])
+    rankings = _rank_all(ctx, settings, list(test.queries), {})
+    result = analyse(test, rankings, settings, p, ctx.corpus, ctx.index.lexical.tokenizer)
+    result["selection"] = selection["selected"]
+    result["setup"] = ctx.setup
+    result["rewire_reports"] = _rewire_reports(ctx)
+    tmp = Path(tempfile.mkdtemp(prefix=".test.tmp-", dir=out))
+    for label, r in rankings.items():
+        write_rankings(tmp / "rankings", label, r)
+    if p.data.get("timing"):
+        from .timing import time_methods
+
+        write_json(tmp / "timings.json", time_methods(ctx, settings, test))
+    write_json(tmp / "result.json", result)
+    if (out / "test").exists():  # a concurrent run finished first
+        shutil.rmtree(tmp)
+        raise RefusedError(f"{out}/test appeared while running; not overwritten")
+    os.replace(tmp, out / "test")
+    return result
+
+
+def _rewire_reports(ctx: Context) -> dict | None:
+    """Seed -> RewireReport dict from the graph methods module, when it provides them."""
+    try:
+        from ..graph import methods as gm
+    except ImportError:
+        return None
+    fn = getattr(gm, "rewire_reports", None)
+    if fn is None:
+        return None
+    return {str(seed): (r.to_dict() if hasattr(r, "to_dict") else dict(r)) for seed, r in fn(ctx.index).items()}
+
+
+# ---- reproduce -----------------------------------------------------------------------------------
+def compare_runs(a: Path, b: Path, tol: float = 0.0) -> tuple[list[str], list[str]]:
+    """(differences, notes) between two run folders: selection, every rank, score and metric."""
+    a, b = Path(a), Path(b)
+    diffs, notes = [], []
+    fa, fb = read_json(a / "freeze.json"), read_json(b / "freeze.json")
+    for key in ("protocol_sha256", "benchmark_sha256", "corpus_hash"):
+        if fa[key] != fb[key]:
+            diffs.append(f"freeze {key}: {fa[key][:16]} vs {fb[key][:16]}")
+    if fa["implementation_sha256"] != fb["implementation_sha256"]:
+        notes.append(f"implementation hash differs ({fa['implementation_sha256'][:16]} vs "
+                     f"{fb['implementation_sha256'][:16]}); ranks are compared anyway")
+    sa, sb = (read_json(x / "dev" / "selection.json")["selected"] for x in (a, b))
+    if sa != sb:
+        diffs.append(f"dev selection: {sa} vs {sb}")
+    for split in ("dev", "test"):
+        ra, rb = read_rankings(a / split / "rankings"), read_rankings(b / split / "rankings")
+        for label in sorted(set(ra) | set(rb)):
+            if label not in ra or label not in rb:
+                diffs.append(f"{split}: method {label} only in {'first' if label in ra else 'second'} run")
+                continue
+            for q in sorted(set(ra[label]) | set(rb[label])):
+                x, y = ra[label].get(q), rb[label].get(q)
+                if x is None or y is None:
+                    diffs.append(f"{split} {label} {q}: query missing in one run")
+                elif x["ids"] != y["ids"]:
+                    i = next((i for i, (u, v) in enumerate(zip(x["ids"], y["ids"])) if u != v),
+                             min(len(x["ids"]), len(y["ids"])))
+                    diffs.append(f"{split} {label} {q}: ranks differ from rank {i + 1} "
+                                 f"({x['ids'][i] if i < len(x['ids']) else '-'} vs "
+                                 f"{y['ids'][i] if i < len(y['ids']) else '-'})")
+                elif x.get("target_rank") != y.get("target_rank"):
+                    diffs.append(f"{split} {label} {q}: target rank {x.get('target_rank')} vs {y.get('target_rank')}")
+                elif any(abs(u - v) > tol * max(1.0, abs(u)) for u, v in zip(x["scores"], y["scores"])):
+                    diffs.append(f"{split} {label} {q}: scores differ")
+        ma = read_json(a / split / "result.json").get("methods", {})
+        mb = read_json(b / split / "result.json").get("methods", {})
+        for label in sorted(set(ma) & set(mb)):
+            for m, v in ma[label]["overall"].items():
+                w = mb[label]["overall"].get(m)
+                if w is None or abs(v - w) > tol:
+                    diffs.append(f"{split} {label} {m}: {v!r} vs {w!r}")
+    return diffs, notes
+
+
+def reproduce(protocol_path: Path, src: Path, into: Path, verbose: bool = False) -> tuple[list[str], list[str]]:
+    """Rerun the whole protocol into a new folder and compare it with `src`."""
+    into = Path(into)
+    if into.exists() and any(into.iterdir()):
+        raise RefusedError(f"{into} is not empty; reproduce into a new folder")
+    if not (Path(src) / "test" / "result.json").is_file():
+        raise RefusedError(f"{src} has no completed test result to reproduce")
+    freeze(protocol_path, into, verbose)
+    run_split(protocol_path, "dev", into, verbose)
+    run_split(protocol_path, "test", into, verbose)
+    return compare_runs(src, into)
+
+
+def run_all(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
+    """freeze (if needed) -> dev -> test -> report, in one call."""
+    out = Path(out)
+    if not (out / "freeze.json").exists():
+        freeze(protocol_path, out, verbose)
+    if not (out / "dev" / "selection.json").exists():
+        run_split(protocol_path, "dev", out, verbose)
+    result = run_split(protocol_path, "test", out, verbose)
+    from .report import write_report
+
+    write_report(out)
+    return result

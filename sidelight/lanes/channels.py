@@ -1,0 +1,179 @@
+"""`search_channels`: independent lanes for one query, side by side, never fused (NGR dual-lane contract).
+
+The envelope holds the query, one result per lane (lexical, relation, and dense when the index
+has vectors), `agreement_node_ids` (ids present in at least two lanes, ascending; every lane
+keeps its own copy, rank and score) and `descriptions` written for an LLM reader. There is no
+cross-lane score, no combined list and no winner: scores compare only within a lane.
+
+* lexical: BM25 alone (exactly the `bm25` method); calls no dense or graph code; no paths.
+* dense: cosine alone (exactly the `dense` method); no paths.
+* relation: see `sidelight.lanes.relation` (entry ranking picks seeds only; each hit has its path).
+
+Every lane stores its own trace (`StateStore.new_trace`: query, channel, hits, credited paths,
+params, time) and returns its trace id. Feedback (`record_success`) is attributed by the trace id
+alone: a relation trace reinforces exactly the credited path of the named hit; a lexical or dense
+trace records the success and changes no edge. Searching never changes a weight.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from ..graph.state import FeedbackResult
+from .ranking import top_k
+from .relation import RELATION_DEFAULTS, SEED_RULE, hit_dicts, relation_run, trace_rows
+
+if TYPE_CHECKING:
+    from ..index import Index
+
+DESCRIPTIONS = {
+    "lexical": ("Lexical lane (BM25 only): records whose name or text explicitly matches the query words. "
+                "Best for direct lookups of a named thing. Scores are BM25 and compare only within this lane."),
+    "relation": ("Relation lane (graph edges only): records linked through one or more stored edges to the "
+                 "records the query names. Lexical (and dense) matches only choose the starting records; the "
+                 "score is graph activation and compares only within this lane. Every hit shows the edge path "
+                 "that reached it; an edge says the records are linked, not that one is equivalent to, "
+                 "implies or confirms the other. is_seed marks a hit that was also a starting record."),
+    "dense": ("Dense lane (embedding cosine only): records whose text is close in meaning to the query even "
+              "without shared words. Scores are cosines and compare only within this lane."),
+    "agreement_node_ids": ("Ids that appear in more than one lane. Agreement is not a combined score: each lane "
+                           "keeps its own rank and score, and no lane is preferred."),
+    "feedback": ("Inspect the lanes yourself and decide which records are useful; being retrieved does not mean "
+                 "a record was selected, validated or used. When you actually use a record, report back the "
+                 "trace_id of the lane you took it from together with its node id (record_success / "
+                 "`sidelight feedback INDEX TRACE NODE`). Only a relation-lane success strengthens that hit's "
+                 "edge path; a lexical or dense success is recorded without changing any edge. A node can only "
+                 "be credited through a trace that returned it. Searching alone never changes any weight."),
+}
+
+
+@dataclass(frozen=True)
+class LaneResult:
+    """One lane's answer: its own trace id, its channel, its hits (best first) and its parameters."""
+
+    trace_id: str
+    channel: str
+    hits: list[dict]
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"trace_id": self.trace_id, "channel": self.channel, "hits": self.hits, "params": self.params}
+
+    @property
+    def ids(self) -> list[str]:
+        return [h["id"] for h in self.hits]
+
+
+@dataclass(frozen=True)
+class ChannelsResult:
+    """The dual-lane envelope (JSON via `to_dict` / `to_json`)."""
+
+    query: str
+    lexical: LaneResult
+    relation: LaneResult
+    agreement_node_ids: list[str]
+    descriptions: dict
+    dense: LaneResult | None = None
+
+    def lanes(self) -> list[LaneResult]:
+        return [lane for lane in (self.lexical, self.dense, self.relation) if lane is not None]
+
+    def to_dict(self) -> dict:
+        d = {"query": self.query, "lexical": self.lexical.to_dict()}
+        if self.dense is not None:
+            d["dense"] = self.dense.to_dict()
+        d.update(relation=self.relation.to_dict(), agreement_node_ids=list(self.agreement_node_ids),
+                 descriptions=dict(self.descriptions))
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _plain_hits(index: "Index", ranking) -> list[dict]:
+    recs = index.corpus.records
+    return [{"id": index.ids[p], "rank": i + 1, "score": float(s), "title": recs[p].title}
+            for i, (p, s) in enumerate(zip(ranking.positions.tolist(), ranking.scores.tolist()))]
+
+
+def _store(index: "Index", query: str, channel: str, rows: list[dict], params: dict) -> str:
+    return index.state.new_trace(query, channel, rows, params)
+
+
+def lexical_lane(index: "Index", query: str, limit: int = 10) -> LaneResult:
+    """BM25 alone (the `bm25` method, ties by ascending id), stored as a lexical trace."""
+    ranking = top_k(index.lexical.bm25_scores(query), limit, index.id_rank)
+    hits = _plain_hits(index, ranking)
+    params = {"method": "bm25", "limit": limit, "bm25": index.lexical.params.to_dict()}
+    rows = [{"node_id": h["id"], "rank": h["rank"], "score": h["score"]} for h in hits]
+    return LaneResult(_store(index, query, "lexical", rows, params), "lexical", hits, params)
+
+
+def dense_lane(index: "Index", query: str, limit: int = 10,
+               scores: np.ndarray | None = None) -> LaneResult:
+    """Cosine alone (the `dense` method), stored as a dense trace."""
+    from .dense import require_dense
+
+    store = require_dense(index)
+    cos = store.scores(query) if scores is None else scores
+    hits = _plain_hits(index, top_k(cos, limit, index.id_rank, positive_only=False))
+    params = {"method": "dense", "limit": limit, "model": store.identity.get("name", store.spec)}
+    rows = [{"node_id": h["id"], "rank": h["rank"], "score": h["score"]} for h in hits]
+    return LaneResult(_store(index, query, "dense", rows, params), "dense", hits, params)
+
+
+def relation_lane(index: "Index", query: str, limit: int = 10, n_seeds: int = 5, hops: int = 2, decay: float = 0.5,
+                  use_dense: bool = True, dense_scores: np.ndarray | None = None) -> LaneResult:
+    """Graph activation from the entry seeds (see `sidelight.lanes.relation`), stored as a relation trace."""
+    hits, seeds, weights = relation_run(index, query, limit, n_seeds, hops, decay, dense_scores, use_dense)
+    params = {"limit": limit, "n_seeds": n_seeds, "hops": hops, "decay": decay,
+              "dense_seeds": bool(use_dense and (dense_scores is not None or index.dense is not None)),
+              "seed_rule": SEED_RULE, "seeds": [index.ids[s] for s in seeds],
+              "weights": "base" if weights is None else "base+overlay"}
+    trace_id = _store(index, query, "relation", trace_rows(index, hits), params)
+    return LaneResult(trace_id, "relation", hit_dicts(index, hits), params)
+
+
+def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | None = None,
+                    n_seeds: int = RELATION_DEFAULTS["n_seeds"], hops: int = RELATION_DEFAULTS["hops"],
+                    decay: float = RELATION_DEFAULTS["decay"]) -> ChannelsResult:
+    """Every lane for `query`, each with `limit` hits and its own trace; nothing is fused.
+
+    `dense`: None (default) adds the dense lane, and dense relation seeds, when the index has
+    vectors; False leaves dense out entirely; True requires vectors.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("empty query")
+    if limit < 1:
+        raise InputError(f"limit must be >= 1, got {limit}")
+    use_dense = index.dense is not None if dense is None else bool(dense)
+    lexical = lexical_lane(index, query, limit)
+    dense_result, cos = None, None
+    if use_dense:
+        from .dense import require_dense
+
+        cos = require_dense(index).scores(query)
+        dense_result = dense_lane(index, query, limit, cos)
+    relation = relation_lane(index, query, limit, n_seeds, hops, decay, use_dense, cos)
+    lanes = [lane for lane in (lexical, dense_result, relation) if lane is not None]
+    counts: dict[str, int] = {}
+    for lane in lanes:
+        for i in set(lane.ids):
+            counts[i] = counts.get(i, 0) + 1
+    agreement = sorted(i for i, c in counts.items() if c >= 2)
+    descriptions = {k: v for k, v in DESCRIPTIONS.items() if k != "dense" or use_dense}
+    return ChannelsResult(query, lexical, relation, agreement, descriptions, dense_result)
+
+
+def record_success(index: "Index", trace_id: str, node_id: str) -> FeedbackResult:
+    """Record that `node_id`, returned by trace `trace_id`, was actually used (see `StateStore.record_success`).
+
+    Relation trace: exactly that hit's credited path is strengthened. Lexical/dense trace: recorded,
+    no edge changes. Unknown trace, or a node that trace did not return: InputError. Idempotent.
+    """
+    return index.state.record_success(trace_id, node_id)

@@ -1,0 +1,96 @@
+"""The relation lane (NGR): records linked by graph edges to the query's entry records.
+
+Seed rule (fixed, documented): the top `n_seeds` (default 5) POSITIVE BM25 hits, ties by
+ascending id, followed by the top `n_seeds` positive dense cosines that are not already seeds
+(only when the index holds dense vectors and `use_dense` is on). Entry scores choose the seeds
+and nothing else: every seed starts with activation 1.0 and no entry score enters a relation
+score or rank. No positive entry hit, no seed, an empty lane.
+
+From the seeds, `sidelight.graph.relation.spread` carries activation along DIRECTED out-edges
+for `hops` (default 2) hops with local competition and `decay` (default 0.5) per hop, over the
+CURRENT effective weights (base + the learned overlay in `index.state`, clipped as in
+`StateStore.overlay_for`). Searching never writes the overlay.
+
+Returned: only nodes reached through >= 1 edge with positive activation, ranked by raw activation
+desc then id asc. A seed that ANOTHER seed reaches through edges is returned too (NGR: "a
+positive graph node reached through at least one edge"), flagged `is_seed`; a seed's own
+activation coming back to it never counts. Every hit carries its credited edge path.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from ..graph.relation import RelationHit, spread, trace_hits
+from .ranking import top_k
+
+if TYPE_CHECKING:
+    from ..index import Index
+
+RELATION_DEFAULTS = dict(n_seeds=5, hops=2, decay=0.5)
+SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
+             "not already seeds (when the index has dense vectors); entry scores choose seeds only")
+
+
+def relation_seeds(index: "Index", query: str, n_seeds: int = 5, dense_scores: np.ndarray | None = None,
+                   use_dense: bool = True) -> list[int]:
+    """Seed positions by the seed rule above; `dense_scores` reuses cosines already computed."""
+    if n_seeds < 1:
+        raise InputError(f"relation: n_seeds must be >= 1, got {n_seeds}")
+    seeds = top_k(index.lexical.bm25_scores(query), n_seeds, index.id_rank).positions.tolist()
+    if use_dense and (dense_scores is not None or index.dense is not None):
+        if dense_scores is None:
+            dense_scores = index.dense.scores(query)
+        for p in top_k(np.asarray(dense_scores, dtype=np.float64), n_seeds, index.id_rank).positions.tolist():
+            if p not in seeds:
+                seeds.append(p)
+    return seeds
+
+
+def effective_weights(index: "Index") -> np.ndarray | None:
+    """Current per-slot weights (base + overlay), or None when no learned delta exists (base weights).
+
+    The overlay is read on every call; the per-slot array is rebuilt only when it changed.
+    """
+    rows = index.state.overlay()
+    if not rows:
+        return None
+    cache = index.__dict__.get("_relation_weights")
+    key = tuple(sorted(rows.items()))
+    if cache is not None and cache[0] is index.graph and cache[1] == key:
+        return cache[2]
+    w = index.state.overlay_for(index.graph, index.ids)
+    w.flags.writeable = False
+    index.__dict__["_relation_weights"] = (index.graph, key, w)
+    return w
+
+
+def relation_run(index: "Index", query: str, limit: int | None = 10, n_seeds: int = 5, hops: int = 2,
+                 decay: float = 0.5, dense_scores: np.ndarray | None = None,
+                 use_dense: bool = True) -> tuple[list[RelationHit], list[int], np.ndarray | None]:
+    """(hits, seed positions, weights used or None for base) without storing a trace."""
+    seeds = relation_seeds(index, query, n_seeds, dense_scores, use_dense)
+    weights = effective_weights(index)
+    if not seeds:
+        return [], seeds, weights
+    hits = spread(index.graph, seeds, hops=hops, decay=decay, weights=weights, tie_rank=index.id_rank, limit=limit)
+    return hits, seeds, weights
+
+
+def hit_dicts(index: "Index", hits: list[RelationHit]) -> list[dict]:
+    """Relation hits for an envelope: id, rank, score (raw activation), title, seed, is_seed, path."""
+    ids, recs = index.ids, index.corpus.records
+    return [{
+        "id": ids[h.node], "rank": h.rank, "score": h.activation, "title": recs[h.node].title,
+        "seed": ids[h.seed], "is_seed": h.is_seed,
+        "path": [{"edge_id": e.edge_id, "source": ids[e.source], "target": ids[e.target], "type": e.type,
+                  "weight": e.weight} for e in h.path],
+    } for h in hits]
+
+
+def trace_rows(index: "Index", hits: list[RelationHit]) -> list[dict]:
+    """Relation hits as `StateStore.new_trace` stores them (credited paths with base weights)."""
+    return trace_hits(hits, index.ids, index.graph)
