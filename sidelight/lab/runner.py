@@ -40,6 +40,7 @@ def write_json(path: Path, obj) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.fchmod(fd, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=1, ensure_ascii=False)
         f.write("\n")
@@ -249,6 +250,7 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
                                         "rule": p.data.get("selection", {}), "split": "dev"})
     if (out / "dev").exists():
         shutil.rmtree(out / "dev")
+    os.chmod(tmp, 0o755)
     os.replace(tmp, out / "dev")
     ctx.say(f"dev selection: {json.dumps(selected)}")
     return {"selected": selected, "grid": table}
@@ -274,6 +276,7 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
     if (out / "test").exists():  # a concurrent run finished first
         shutil.rmtree(tmp)
         raise RefusedError(f"{out}/test appeared while running; not overwritten")
+    os.chmod(tmp, 0o755)
     os.replace(tmp, out / "test")
     return result
 

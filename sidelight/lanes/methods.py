@@ -61,7 +61,7 @@ def _load_plugins() -> None:
     """Import the modules that register further methods (dense, graph) when they exist."""
     import importlib
 
-    for mod in ("sidelight.lanes.dense", "sidelight.lanes.hybrid", "sidelight.graph.methods"):
+    for mod in ("sidelight.lanes.dense", "sidelight.lanes.hybrid", "sidelight.lanes.floor", "sidelight.graph.methods"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import IndexFormatError, InputError
+from ..progress import progress_bar
 from .spec import DEFAULT_SPEC, ModelFiles, file_sha256, resolve_model
 
 KINDS = ("doc", "query")
@@ -222,15 +223,14 @@ class Embedder:
         order = np.argsort(-lengths, kind="stable")
         out: np.ndarray | None = None
 
-        bar = _Progress(n, f"encoding {kind}s", enabled=progress)
-        with bar:
+        with progress_bar(n, f"encoding {kind}s", enabled=progress) as advance:
             for start in range(0, n, batch_size):
                 idx = order[start : start + batch_size]
                 pooled = self._run_encodings([encodings[i] for i in idx])
                 if out is None:
                     out = np.empty((n, pooled.shape[1]), dtype=np.float32)
                 out[idx] = pooled
-                bar.advance(len(idx))
+                advance(len(idx))
 
         assert out is not None
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -238,49 +238,6 @@ class Embedder:
         if self._dim is None:
             self._dim = int(out.shape[1])
         return out
-
-
-class _Progress:
-    """A rich progress bar on stderr, or nothing."""
-
-    def __init__(self, total: int, label: str, enabled: bool):
-        self.total, self.label, self.enabled = total, label, enabled
-        self._progress = None
-        self._task = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=False,
-            )
-            self._progress.__enter__()
-            self._task = self._progress.add_task(self.label, total=self.total)
-        return self
-
-    def advance(self, k: int) -> None:
-        if self._progress is not None:
-            self._progress.advance(self._task, k)
-
-    def __exit__(self, *exc):
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
-        return False
 
 
 def _short(sha: Any) -> str:

@@ -115,10 +115,22 @@ def test_bad_arguments(emb):
         emb.encode(["ok"], batch_size=0)
 
 
-def test_progress_bar_runs(emb, capsys):
+def test_progress_bar_counts_every_text(emb, monkeypatch):
+    import contextlib
+
+    import sidelight.models.embedder as mod
+
+    seen = []
+
+    @contextlib.contextmanager
+    def recorder(total, description, enabled=True):
+        seen.append((total, description, enabled))
+        yield lambda n=1: seen.append(n)
+
+    monkeypatch.setattr(mod, "progress_bar", recorder)
     v = emb.encode(["one", "two", "three"], batch_size=2, progress=True)
     assert v.shape == (3, 384)
-    assert "encoding docs" in capsys.readouterr().err
+    assert seen == [(3, "encoding docs", True), 2, 1]
 
 
 def test_identity_and_check(emb):

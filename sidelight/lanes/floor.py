@@ -1,0 +1,462 @@
+"""The floor: a candidate pool from the dense lane (plus rare query terms), reranked under a deadline.
+
+Stage one (always complete)
+---------------------------
+* The query is embedded twice, as a query (``kind="query"``) and as a document (``kind="doc"``).
+  When the model's query and document prefixes are equal (MiniLM has none) both are the same
+  text, so it is encoded once and ``skipped`` says so.
+* Cosine pool: the ``pool`` records with the highest *stage-one score*, max(cos(q_query, d),
+  cos(q_doc, d)). This is the union of both embeddings' top lists, cut to ``pool`` records.
+* Lexical channel (`RareTerms`): a query term is *rare* when it occurs in at most
+  ``max_df_fraction`` of the records (at least one record); the ``max_terms`` rarest of them
+  (lowest df, ties by term) are used. Records containing any of them that the cosine pool missed
+  are added, best first by BM25 over the rare terms alone (ties by ascending id), at most
+  ``max_added`` records. Their stage-one score is still their cosine score.
+
+Stage two (may stop early)
+--------------------------
+A pluggable scorer (`SecondStage`: ``name``, ``score(query, positions) -> scores``, optional
+``prepare(query, stage)`` and ``batch_size``) scores the pool in batches, in stage-one order
+(best first). With a deadline (``deadline_s``, counted from the start of `build_floor`, so stage
+one spends from the same budget) a batch only starts when the time left covers the slowest
+per-candidate rate seen so far times the batch size; the first batch starts whenever any time
+is left. When candidates are left unscored the floor is ``partial``.
+
+Final order: scored candidates by second-stage score (descending), then the unscored ones in
+stage-one order (descending stage-one score); every tie by ascending record id. The floor is the
+first ``n`` of that order. ``Floor.scores`` are the second-stage scores of the scored candidates.
+
+Scorers: `DenseScorer` (cosine rescoring, max over the two query embeddings — for MiniLM this is
+the stage-one order itself, a no-rerank baseline), `FusionScorer` (the shipped learned logistic
+fusion of BM25 and dense from `learned.py`; RRF of the complete BM25 and dense rankings when no
+learned model can be loaded) and `CrossEncoderScorer` (an ONNX cross-encoder over record texts;
+no weights ship, so it is opt-in). The default, `DEFAULT_SCORER`, was chosen on the SciFact
+development queries (bench/dense.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import InputError, MissingDataError, NonFiniteScoreError
+from .dense import require_dense
+from .lexical import _accumulate
+from .methods import register
+from .ranking import Ranking, check_finite
+
+if TYPE_CHECKING:
+    from ..index import Index
+    from ..models.crossencoder import CrossEncoder
+
+DEFAULT_POOL = 376
+DEFAULT_N = 28
+#: chosen on the 209 SciFact dev queries by nDCG@10 of the floor (bench/dense.py); test run once after.
+DEFAULT_SCORER = "fusion"
+SCORERS = ("fusion", "dense", "rrf", "cross-encoder")
+
+
+@dataclass(frozen=True)
+class RareTerms:
+    """The lexical channel: which query terms count as rare and how many records they may add."""
+
+    max_df_fraction: float = 0.01
+    max_terms: int = 3
+    max_added: int = 32
+
+    def __post_init__(self) -> None:
+        if not (0.0 < self.max_df_fraction <= 1.0) or self.max_terms < 0 or self.max_added < 0:
+            raise InputError(f"rare terms need 0 < max_df_fraction <= 1 and max_terms, max_added >= 0, got {self}")
+
+
+@dataclass(frozen=True)
+class StageOne:
+    """What stage one computed; handed to a scorer's ``prepare`` so it need not recompute it."""
+
+    query: str
+    query_vec: np.ndarray  # the query embedded as a query
+    doc_vec: np.ndarray | None  # embedded as a document; None when it is the same text (equal prefixes)
+    cos_query: np.ndarray  # cosine of every record with query_vec
+    stage_one: np.ndarray  # max of the two cosines, every record
+    candidates: np.ndarray  # pool positions in stage-one order
+    lexical: np.ndarray  # positions the rare-term channel added
+
+
+@runtime_checkable
+class SecondStage(Protocol):
+    """A second-stage scorer: higher is better; ``score`` gets one batch of record positions."""
+
+    name: str
+
+    def score(self, query: str, positions: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class FloorHit:
+    id: str
+    position: int
+    rank: int
+    score: float | None  # second-stage score; None when the deadline left it unscored
+    stage_one: float  # max cosine over the two query embeddings
+    source: str  # "cosine" or "lexical" (added by the rare-term channel)
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None
+
+
+@dataclass
+class Floor:
+    query: str
+    hits: list[FloorHit]  # the floor: the first n of `order`
+    partial: bool
+    n_candidates: int
+    n_scored: int
+    scores: np.ndarray  # second-stage scores of the scored candidates, in scoring order
+    scored_positions: np.ndarray  # their record positions, same order
+    scorer: str
+    elapsed_ms: float
+    stage_one_ms: float
+    stage_two_ms: float
+    deadline_ms: float | None
+    skipped: dict[str, Any]  # what was not done, and why
+    rare_terms: list[str]
+    n_cosine: int
+    n_lexical: int
+    order: np.ndarray = field(repr=False)  # every candidate position, final order
+    order_scores: np.ndarray = field(repr=False)  # monotone ranking scores for `order` (see ranking())
+
+    @property
+    def passages(self) -> list[FloorHit]:
+        return self.hits
+
+    def ranking(self, k: int | None = None) -> Ranking:
+        """The whole reranked pool (not only the floor) as a Ranking, best first.
+
+        Scored candidates keep their second-stage score; the j-th unscored one (0-based) gets
+        min(scored) - 1 - j (0 - 1 - j when nothing was scored) so scores stay decreasing.
+        """
+        k = len(self.order) if k is None else min(int(k), len(self.order))
+        return Ranking(self.order[:k].astype(np.int64), self.order_scores[:k].astype(np.float64))
+
+    def to_json(self) -> dict:
+        return {"query": self.query, "partial": self.partial, "n_candidates": self.n_candidates,
+                "n_scored": self.n_scored, "scorer": self.scorer, "elapsed_ms": self.elapsed_ms,
+                "stage_one_ms": self.stage_one_ms, "stage_two_ms": self.stage_two_ms,
+                "deadline_ms": self.deadline_ms, "skipped": self.skipped, "rare_terms": self.rare_terms,
+                "n_cosine": self.n_cosine, "n_lexical": self.n_lexical,
+                "scores": [float(s) for s in self.scores],
+                "hits": [{"id": h.id, "rank": h.rank, "score": h.score, "stage_one": h.stage_one,
+                          "source": h.source} for h in self.hits]}
+
+
+# ---- stage one ------------------------------------------------------------------------------------
+_PREFIXES: dict[str, tuple[str, str] | None] = {}
+
+
+def _prefixes(store) -> tuple[str, str] | None:
+    """(query prefix, doc prefix) of the store's model; None when they cannot be known offline."""
+    emb = getattr(store, "_embedder", None)
+    if emb is not None and hasattr(emb, "files"):
+        return emb.files.query_prefix, emb.files.doc_prefix
+    if store.spec not in _PREFIXES:
+        from ..models.spec import resolve_model
+
+        try:
+            files = resolve_model(store.spec)
+            _PREFIXES[store.spec] = (files.query_prefix, files.doc_prefix)
+        except (InputError, MissingDataError):
+            _PREFIXES[store.spec] = None
+    return _PREFIXES[store.spec]
+
+
+def embed_twice(store, query: str) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+    """(as query, as document or None, why the document embedding was skipped or None)."""
+    q = np.asarray(store.encode_query(query), dtype=np.float32)
+    pre = _prefixes(store)
+    if pre is None:
+        return q, None, f"query-as-document embedding: prefixes of model spec {store.spec!r} unknown"
+    if pre[0] == pre[1]:
+        return q, None, "query-as-document embedding: same text as the query (equal prefixes), encoded once"
+    d = np.asarray(store.embedder().encode([query], kind="doc")[0], dtype=np.float32)
+    return q, d, None
+
+
+def rare_query_terms(index: "Index", query: str, rare: RareTerms) -> np.ndarray:
+    """Term ids of the query's rare terms (see `RareTerms`), rarest first, ties by term."""
+    lex = index.lexical
+    terms = lex.query_terms(query)
+    if rare.max_terms == 0 or len(terms) == 0:
+        return np.zeros(0, dtype=np.int64)
+    df = lex.df[terms]
+    limit = max(rare.max_df_fraction * lex.n_docs, 1.0)
+    keep = terms[(df > 0) & (df <= limit)]
+    keep = sorted(keep.tolist(), key=lambda t: (lex.df[t], lex.vocab[t]))[: rare.max_terms]
+    return np.asarray(keep, dtype=np.int64)
+
+
+def _stage_one(index: "Index", query: str, pool: int, rare: RareTerms | None) -> tuple[StageOne, list[str], dict]:
+    store = require_dense(index)
+    q, d, note = embed_twice(store, query)
+    vectors = store.vectors
+    cos_q = (vectors @ q).astype(np.float64)
+    s1 = cos_q if d is None else np.maximum(cos_q, (vectors @ d).astype(np.float64))
+    check_finite(s1, "floor stage one")
+    n = len(s1)
+    idr = index.id_rank
+    if pool < n:
+        kth = np.partition(s1, n - pool)[n - pool]
+        cand = np.flatnonzero(s1 >= kth)
+    else:
+        cand = np.arange(n)
+    cand = cand[np.lexsort((idr[cand], -s1[cand]))][:pool]
+    skipped: dict[str, Any] = {}
+    if note:
+        skipped["doc_embedding"] = note
+    added = np.zeros(0, dtype=np.int64)
+    words: list[str] = []
+    if rare is None or rare.max_terms == 0 or rare.max_added == 0:
+        skipped["lexical_channel"] = "disabled"
+    else:
+        terms = rare_query_terms(index, query, rare)
+        words = [index.lexical.vocab[t] for t in terms]
+        if len(terms) == 0:
+            skipped["lexical_channel"] = "no rare query terms"
+        else:
+            bm = _accumulate(index.lexical.bm25, terms, n)
+            inpool = np.zeros(n, dtype=bool)
+            inpool[cand] = True
+            extra = np.flatnonzero((bm > 0) & ~inpool)
+            extra = extra[np.lexsort((idr[extra], -bm[extra]))]
+            if len(extra) > rare.max_added:
+                skipped["lexical_capped"] = int(len(extra) - rare.max_added)
+            added = extra[: rare.max_added].astype(np.int64)
+    allc = np.concatenate([cand, added]).astype(np.int64)
+    allc = allc[np.lexsort((idr[allc], -s1[allc]))]  # scoring order: stage-one order
+    return StageOne(query, q, d, cos_q, s1, allc, added), words, skipped
+
+
+# ---- build ------------------------------------------------------------------------------------------
+def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = DEFAULT_N,
+                deadline_s: float | None = None, scorer: SecondStage | str | None = None,
+                rare_terms: RareTerms | None = RareTerms(), batch_size: int | None = None) -> Floor:
+    """The floor for `query`; see the module docstring. `scorer` is a `SecondStage` or a name in
+    `SCORERS` (None: `DEFAULT_SCORER`); `rare_terms=None` turns the lexical channel off."""
+    t0 = time.perf_counter()
+    if int(pool) < 1 or int(n) < 1:
+        raise InputError(f"floor needs pool >= 1 and n >= 1, got pool={pool}, n={n}")
+    if deadline_s is not None and not deadline_s >= 0:
+        raise InputError(f"deadline must be >= 0 seconds, got {deadline_s}")
+    sc = make_scorer(index, scorer) if scorer is None or isinstance(scorer, str) else scorer
+    stage, words, skipped = _stage_one(index, query, int(pool), rare_terms)
+    t1 = time.perf_counter()
+    deadline_at = None if deadline_s is None else t0 + float(deadline_s)
+
+    cand = stage.candidates
+    bs = int(batch_size or getattr(sc, "batch_size", 32) or 32)
+    if bs < 1:
+        raise InputError(f"batch_size must be >= 1, got {bs}")
+    scored_parts: list[np.ndarray] = []
+    score_parts: list[np.ndarray] = []
+    done = 0
+    if deadline_at is None or time.perf_counter() < deadline_at:
+        prep = getattr(sc, "prepare", None)
+        if prep is not None:
+            prep(query, stage)
+        rate = 0.0  # slowest seconds per candidate seen so far
+        while done < len(cand):
+            batch = cand[done:done + bs]
+            if deadline_at is not None:
+                left = deadline_at - time.perf_counter()
+                if left <= 0 or (done > 0 and rate * len(batch) > left):
+                    break
+            tb = time.perf_counter()
+            s = np.asarray(sc.score(query, batch), dtype=np.float64)
+            rate = max(rate, (time.perf_counter() - tb) / len(batch))
+            if s.shape != (len(batch),):
+                raise InputError(f"scorer {sc.name} returned shape {s.shape} for a batch of {len(batch)}")
+            if not np.all(np.isfinite(s)):
+                raise NonFiniteScoreError(f"scorer {sc.name}: non-finite second-stage score; refusing to rank")
+            scored_parts.append(batch)
+            score_parts.append(s)
+            done += len(batch)
+    t2 = time.perf_counter()
+
+    scored = np.concatenate(scored_parts) if scored_parts else np.zeros(0, dtype=np.int64)
+    scores = np.concatenate(score_parts) if score_parts else np.zeros(0, dtype=np.float64)
+    idr = index.id_rank
+    by_score = np.lexsort((idr[scored], -scores))
+    rest = cand[done:]  # already in stage-one order
+    order = np.concatenate([scored[by_score], rest]).astype(np.int64)
+    floor_of_scored = float(scores.min()) if len(scores) else 0.0
+    order_scores = np.concatenate([scores[by_score], floor_of_scored - 1.0 - np.arange(len(rest), dtype=np.float64)])
+    partial = len(rest) > 0
+    if partial:
+        skipped["unscored"] = int(len(rest))
+        skipped["reason"] = "deadline"
+    lexical = set(stage.lexical.tolist())
+    recs = index.corpus.records
+    hits = []
+    for i, p in enumerate(order[: int(n)].tolist()):
+        hits.append(FloorHit(recs[p].id, p, i + 1, float(order_scores[i]) if i < done else None,
+                             float(stage.stage_one[p]), "lexical" if p in lexical else "cosine"))
+    t3 = time.perf_counter()
+    return Floor(query=query, hits=hits, partial=partial, n_candidates=int(len(cand)), n_scored=int(done),
+                 scores=scores, scored_positions=scored, scorer=sc.name, elapsed_ms=(t3 - t0) * 1e3,
+                 stage_one_ms=(t1 - t0) * 1e3, stage_two_ms=(t2 - t1) * 1e3,
+                 deadline_ms=None if deadline_s is None else float(deadline_s) * 1e3, skipped=skipped,
+                 rare_terms=words, n_cosine=int(len(cand) - len(stage.lexical)), n_lexical=int(len(stage.lexical)),
+                 order=order, order_scores=order_scores)
+
+
+# ---- second-stage scorers --------------------------------------------------------------------------
+class DenseScorer:
+    """Cosine rescoring: max of cos(query-as-query, d) and cos(query-as-document, d)."""
+
+    name = "dense"
+    batch_size = 128
+
+    def __init__(self, index: "Index"):
+        self.index = index
+        self._q: tuple[str, list[np.ndarray]] | None = None
+
+    def prepare(self, query: str, stage: StageOne) -> None:
+        self._q = (query, [v for v in (stage.query_vec, stage.doc_vec) if v is not None])
+
+    def score(self, query: str, positions: np.ndarray) -> np.ndarray:
+        if self._q is None or self._q[0] != query:
+            q, d, _ = embed_twice(require_dense(self.index), query)
+            self._q = (query, [v for v in (q, d) if v is not None])
+        rows = np.asarray(self.index.dense.vectors[np.asarray(positions)], dtype=np.float32)
+        return np.max(np.stack([rows @ v for v in self._q[1]]), axis=0).astype(np.float64)
+
+
+class FusionScorer:
+    """BM25 + dense fusion restricted to the pool, features over the complete rankings.
+
+    ``learned`` (default when loadable): the logistic model from `learned.py` (`model=None` is the
+    shipped SciFact+MiniLM model) on its five features, with the query-kind cosine. ``rrf``: sum of
+    1/(60+rank) in the complete BM25 and dense rankings. ``kind="auto"`` uses ``learned`` and falls
+    back to ``rrf`` when no learned model can be loaded (``name`` says which ran).
+    """
+
+    batch_size = 128
+
+    def __init__(self, index: "Index", kind: str = "auto", model: str | None = None):
+        if kind not in ("auto", "learned", "rrf"):
+            raise InputError(f"fusion kind must be auto, learned or rrf, got {kind!r}")
+        self.index = index
+        self.model = None
+        if kind in ("auto", "learned"):
+            try:
+                from .learned import LearnedModel
+
+                self.model = LearnedModel.load(model)
+            except (OSError, ValueError, InputError, ImportError) as exc:
+                if kind == "learned":
+                    raise MissingDataError(f"learned fusion model unavailable ({exc})") from exc
+        self.name = "fusion:learned" if self.model is not None else "fusion:rrf"
+        self._cache: tuple[str, np.ndarray] | None = None
+
+    def prepare(self, query: str, stage: StageOne | None) -> None:
+        from .fusion import rrf_scores
+        from .hybrid import COMPONENT_OPTIONS, lexical_scores
+        from .ranking import top_k
+
+        idx = self.index
+        if self.model is not None:
+            comps = {**COMPONENT_OPTIONS, **self.model.components}
+            plain_dense = not comps.get("dense_prf_docs")
+        else:
+            comps, plain_dense = dict(COMPONENT_OPTIONS), True
+        bm25 = lexical_scores(idx, query, comps)
+        if stage is not None and plain_dense:
+            cos = stage.cos_query
+        else:
+            from .hybrid import dense_scores
+
+            cos = dense_scores(idx, query, comps)
+        if self.model is not None:
+            from .learned import feature_matrix
+
+            full = self.model.score(feature_matrix(bm25, cos, idx.id_rank))
+        else:
+            parts = [top_k(bm25, None, idx.id_rank), top_k(cos, None, idx.id_rank, positive_only=False)]
+            full = rrf_scores(parts, len(idx.ids))
+        self._cache = (query, full)
+
+    def score(self, query: str, positions: np.ndarray) -> np.ndarray:
+        if self._cache is None or self._cache[0] != query:
+            self.prepare(query, None)
+        return self._cache[1][np.asarray(positions)]
+
+
+class CrossEncoderScorer:
+    """An ONNX cross-encoder over (query, record title + text) pairs."""
+
+    def __init__(self, index: "Index", cross_encoder: "CrossEncoder", batch_size: int = 32):
+        self.index = index
+        self.ce = cross_encoder
+        self.batch_size = int(batch_size)
+        self.name = f"cross-encoder:{cross_encoder.name}"
+
+    def passage(self, position: int) -> str:
+        r = self.index.corpus.records[int(position)]
+        return " ".join(t for t in (r.title, r.text) if t)
+
+    def score(self, query: str, positions: np.ndarray) -> np.ndarray:
+        texts = [self.passage(p) for p in np.asarray(positions).tolist()]
+        return self.ce.score(query, texts, batch_size=max(len(texts), 1)).astype(np.float64)
+
+
+def make_scorer(index: "Index", name: str | None = None, model: str | None = None,
+                cross_encoder: str | None = None, threads: int = 2) -> SecondStage:
+    """A scorer by name: fusion (learned, RRF fallback), rrf, dense or cross-encoder (needs a spec)."""
+    name = name or DEFAULT_SCORER
+    if name == "dense":
+        return DenseScorer(index)
+    if name == "fusion":
+        return FusionScorer(index, "auto", model)
+    if name == "learned":
+        return FusionScorer(index, "learned", model)
+    if name == "rrf":
+        return FusionScorer(index, "rrf")
+    if name == "cross-encoder":
+        if not cross_encoder:
+            raise InputError("the cross-encoder scorer needs cross_encoder=SPEC (a folder with model.onnx "
+                             "and tokenizer.json, or hf:ORG/NAME@REV); none ships with sidelight")
+        from ..models.crossencoder import CrossEncoder
+
+        return CrossEncoderScorer(index, CrossEncoder.from_spec(cross_encoder, threads=threads))
+    raise InputError(f"unknown floor scorer {name!r}; choose one of {', '.join(SCORERS)} (or learned)")
+
+
+def _cached_scorer(index: "Index", params: dict) -> SecondStage:
+    cache = index.__dict__.setdefault("_floor_scorers", {})
+    key = (params.get("scorer"), params.get("model"), params.get("cross_encoder"))
+    if key not in cache:
+        cache[key] = make_scorer(index, params.get("scorer"), params.get("model"), params.get("cross_encoder"))
+    return cache[key]
+
+
+@register("floor", "dense pool (query embedded as query and as document) + rare-term records, reranked by a "
+                   "second stage (scorer=fusion|rrf|dense|cross-encoder); ranks the pool only",
+          pool=DEFAULT_POOL, n=DEFAULT_N, scorer=DEFAULT_SCORER, deadline_ms=None, model=None,
+          cross_encoder=None, rare_max_df=RareTerms.max_df_fraction, rare_terms=RareTerms.max_terms,
+          rare_added=RareTerms.max_added)
+def _floor(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    """The reranked pool, cut at k (the floor proper is its first `n`; records outside the pool are
+    not ranked, so recall beyond the pool is 0)."""
+    rare = RareTerms(float(params["rare_max_df"]), int(params["rare_terms"]), int(params["rare_added"]))
+    dl = params.get("deadline_ms")
+    fl = build_floor(index, query, int(params["pool"]), int(params["n"]),
+                     None if dl is None else float(dl) / 1e3, _cached_scorer(index, params), rare)
+    return fl.ranking(k)
+
+
+__all__ = ["Floor", "FloorHit", "RareTerms", "SecondStage", "StageOne", "DenseScorer", "FusionScorer",
+           "CrossEncoderScorer", "build_floor", "make_scorer", "embed_twice", "rare_query_terms",
+           "DEFAULT_SCORER", "DEFAULT_POOL", "DEFAULT_N"]

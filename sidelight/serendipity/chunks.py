@@ -1,0 +1,212 @@
+"""Chunks: records split into sentence-aware windows of a token budget, each embedded.
+
+Windows
+-------
+A record's text (its title when the text is empty) is split into sentences (after ``.``, ``!``,
+``?`` followed by white space, and at blank lines). Sentences are packed greedily into windows of
+at most ``budget`` tokens; a sentence longer than the budget is cut at word boundaries. Tokens are
+counted with a ``count(texts) -> list[int]`` function: the embedder's WordPiece tokenizer (special
+tokens excluded) when one is given, else the cheap proxy ``ceil(1.3 * words)``.
+
+A chunk is ``(record position, start char, end char)`` into that record's text, so the chunk
+texts are recomputed from the index's records and never stored twice.
+
+Vectors
+-------
+Each chunk is embedded with the index's embedder (``kind="doc"``). Encoding is the expensive part,
+so it is cached under ``cache_dir()/serendipity/chunkvecs-<key>/`` in blocks (resumable after an
+interruption); the key hashes the model identity and every chunk text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..progress import progress_bar
+
+DEFAULT_BUDGET = 96
+_SENT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+_WORD = re.compile(r"\S+")
+BLOCK = 1024
+
+
+def record_text(record) -> str:
+    return record.text if record.text and record.text.strip() else record.title
+
+
+def proxy_count(texts: Sequence[str]) -> list[int]:
+    return [math.ceil(1.3 * len(_WORD.findall(t))) for t in texts]
+
+
+def tokenizer_count(tokenizer) -> Callable[[Sequence[str]], list[int]]:
+    """Count WordPiece tokens (no special tokens) with a `tokenizers` tokenizer, untruncated."""
+
+    def count(texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        tokenizer.no_truncation()
+        try:
+            return [len(e.ids) for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        finally:
+            tokenizer.enable_truncation(max_length=512)
+
+    return count
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for m in _SENT.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _cut_long(text: str, a: int, b: int, n_tokens: int, budget: int) -> list[tuple[int, int]]:
+    """Cut one over-long sentence into word-aligned pieces of about `budget` tokens."""
+    words = [(a + m.start(), a + m.end()) for m in _WORD.finditer(text[a:b])]
+    per_word = n_tokens / max(len(words), 1)
+    step = max(1, int(budget / per_word))
+    return [(words[i][0], words[min(i + step, len(words)) - 1][1]) for i in range(0, len(words), step)]
+
+
+def split_text(text: str, budget: int, count: Callable[[Sequence[str]], list[int]]) -> list[tuple[int, int]]:
+    """Character spans of the windows of one text."""
+    sents = _sentences(text)
+    if not sents:
+        return []
+    counts = count([text[a:b] for a, b in sents])
+    pieces: list[tuple[int, int, int]] = []
+    for (a, b), n in zip(sents, counts):
+        if n > budget:
+            sub = _cut_long(text, a, b, n, budget)
+            sub_n = count([text[x:y] for x, y in sub])
+            pieces.extend((x, y, m) for (x, y), m in zip(sub, sub_n))
+        else:
+            pieces.append((a, b, n))
+    windows, cur, used = [], None, 0
+    for a, b, n in pieces:
+        if cur is not None and used + n <= budget:
+            cur = (cur[0], b)
+            used += n
+        else:
+            if cur is not None:
+                windows.append(cur)
+            cur, used = (a, b), n
+    windows.append(cur)
+    return windows
+
+
+@dataclass
+class Chunks:
+    """Chunk spans over an index's records, and (once encoded) their vectors."""
+
+    record: np.ndarray  # (n,) int32 record position of each chunk, ascending
+    start: np.ndarray  # (n,) int32 start char in record_text(record)
+    end: np.ndarray  # (n,) int32 end char
+    budget: int
+    counter: str  # "wordpiece" or "proxy"
+    vectors: np.ndarray | None = None  # (n, dim) float32, unit rows
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def texts(self, records) -> list[str]:
+        return [self.text(records, i) for i in range(len(self))]
+
+    def text(self, records, i: int) -> str:
+        return record_text(records[int(self.record[i])])[int(self.start[i]):int(self.end[i])]
+
+    def per_record(self, n_records: int) -> np.ndarray:
+        return np.bincount(self.record, minlength=n_records).astype(np.int64)
+
+    def offsets(self, n_records: int) -> np.ndarray:
+        """CSR-style offsets: the chunks of record r are offsets[r]:offsets[r+1]."""
+        return np.concatenate([[0], np.cumsum(self.per_record(n_records))])
+
+    def save(self, folder: Path) -> dict:
+        np.save(folder / "chunk_record.npy", self.record.astype(np.int32))
+        np.save(folder / "chunk_span.npy", np.stack([self.start, self.end], axis=1).astype(np.int32))
+        if self.vectors is not None:
+            np.save(folder / "chunk_vectors.npy", np.ascontiguousarray(self.vectors, dtype=np.float32))
+        return {"chunks": len(self), "budget": self.budget, "counter": self.counter,
+                "dim": None if self.vectors is None else int(self.vectors.shape[1])}
+
+    @classmethod
+    def load(cls, folder: Path, meta: dict) -> "Chunks":
+        span = np.load(folder / "chunk_span.npy")
+        vec = folder / "chunk_vectors.npy"
+        return cls(np.load(folder / "chunk_record.npy"), span[:, 0], span[:, 1], meta["budget"], meta["counter"],
+                   np.load(vec, mmap_mode="r") if vec.exists() else None)
+
+
+def make_chunks(records, budget: int = DEFAULT_BUDGET, tokenizer=None, progress: bool = False) -> Chunks:
+    count = tokenizer_count(tokenizer) if tokenizer is not None else proxy_count
+    rec, st, en = [], [], []
+    with progress_bar(len(records), "chunking records", progress) as advance:
+        for pos, r in enumerate(records):
+            for a, b in split_text(record_text(r), budget, count):
+                rec.append(pos)
+                st.append(a)
+                en.append(b)
+            advance(1)
+    return Chunks(np.asarray(rec, dtype=np.int32), np.asarray(st, dtype=np.int32), np.asarray(en, dtype=np.int32),
+                  budget, "wordpiece" if tokenizer is not None else "proxy")
+
+
+def cache_key(identity: dict, texts: Sequence[str]) -> str:
+    h = hashlib.sha256(json.dumps(identity, sort_keys=True).encode())
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:20]
+
+
+def encode_cached(embedder, texts: Sequence[str], cache: Path | None, batch_size: int = 32,
+                  progress: bool = False) -> np.ndarray:
+    """Embed `texts` as documents, in resumable blocks cached under `cache` (None: no cache)."""
+    texts = list(texts)
+    n = len(texts)
+    folder = None
+    if cache is not None:
+        folder = Path(cache) / f"chunkvecs-{cache_key(embedder.identity, texts)}"
+        final = folder / "all.npy"
+        if final.exists():
+            arr = np.load(final)
+            if arr.shape[0] == n:
+                return arr
+        folder.mkdir(parents=True, exist_ok=True)
+    parts = []
+    with progress_bar(n, "encoding chunks", progress) as advance:
+        for b, start in enumerate(range(0, n, BLOCK)):
+            block = texts[start:start + BLOCK]
+            path = folder / f"block-{b:05d}.npy" if folder is not None else None
+            if path is not None and path.exists():
+                vec = np.load(path)
+            else:
+                vec = embedder.encode(block, batch_size=batch_size, kind="doc")
+                if path is not None:
+                    tmp = path.with_suffix(".tmp.npy")
+                    np.save(tmp, vec)
+                    tmp.replace(path)
+            parts.append(vec)
+            advance(len(block))
+    dim = embedder.dim
+    out = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, dim), np.float32)
+    if folder is not None:
+        tmp = folder / "all.tmp.npy"
+        np.save(tmp, out)
+        tmp.replace(folder / "all.npy")
+        for p in folder.glob("block-*.npy"):
+            p.unlink()
+    return out
