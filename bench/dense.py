@@ -3,7 +3,7 @@
     .venv/bin/python bench/dense.py [--json OUT] [--quick] [--full] [--index PATH]
 
 Setup (reported apart from query time): index load, MiniLM model load, corpus encoding rate on
-a fixed sample of 500 documents (`random.Random(0).sample`, `--full`: the whole corpus, 2 threads
+a fixed sample of 300 documents (`random.Random(0).sample`, `--full`: the whole corpus, 2 threads
 only), and the lexical index build. Each with 1 and 2 ONNX Runtime intra-op threads (one
 inter-op thread, sequential execution; numpy's BLAS pool capped to the same count).
 
@@ -64,6 +64,12 @@ def pct(values, q) -> float:
 
 
 # ---- query vectors (same cache key as bench/fusion.py, so both share one file) ---------------------
+def qrels_in(path: Path, known: set[str]) -> dict[str, dict[str, int]]:
+    """Qrels restricted to records in the index (the full SciFact index holds them all)."""
+    out = {q: {d: g for d, g in docs.items() if d in known} for q, docs in load_qrels(path).items()}
+    return {q: docs for q, docs in out.items() if docs}
+
+
 def cached_query_vectors(index: Index, texts: list[str], cache: Path) -> dict[str, np.ndarray]:
     texts = sorted(set(texts))
     key = hashlib.sha256(json.dumps([index.dense.identity, texts], sort_keys=True).encode()).hexdigest()[:16]
@@ -149,13 +155,14 @@ def setup_costs(index: Index, threads_list, n_sample: int | None) -> dict:
 
 
 # ---- latency ----------------------------------------------------------------------------------------------
-def latency(index: Index, methods: list[str], queries: list[str], threads_list, passes: int) -> dict:
+def latency(index: Index, method_params: dict[str, dict], queries: list[str], threads_list, passes: int) -> dict:
     use_live(index)
+    methods = list(method_params)
     res: dict = {}
     for t in threads_list:
         with blas_limit(t):
             set_threads(index, t)
-            ms = {m: get_method(m) for m in methods}
+            ms = {m: get_method(m, **method_params[m]) for m in methods}
             for m in methods:  # warm-up: model sessions, scorer construction, learned model load
                 ms[m].rank(index, queries[0], 10)
             times: dict[str, list[float]] = {m: [] for m in methods}
@@ -171,7 +178,7 @@ def latency(index: Index, methods: list[str], queries: list[str], threads_list, 
                         times[m].append((now() - t0) * 1e3)
             # stage split of the floor (one extra untimed-for-table pass)
             split = {"stage_one_ms": [], "stage_two_ms": [], "n_candidates": [], "n_lexical": []}
-            sc = floor_mod._cached_scorer(index, get_method("floor").params)
+            sc = floor_mod._cached_scorer(index, ms["floor"].params)
             for q in queries:
                 fl = floor_mod.build_floor(index, q, scorer=sc)
                 for key in split:
@@ -231,6 +238,8 @@ def main(argv=None) -> int:
     ap.add_argument("--full", action="store_true", help="encode the whole corpus (2 threads) for the rate")
     ap.add_argument("--latency-queries", type=int, default=None)
     ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--learned-model", type=Path, default=None,
+                    help="learned fusion model JSON for `learned` and the floor's fusion scorer (default: shipped)")
     args = ap.parse_args(argv)
     t_start = now()
     threads_list = [1, 2]
@@ -256,24 +265,38 @@ def main(argv=None) -> int:
                     "truncated_docs": index.dense.truncated_docs}
     queries = load_queries(args.data / "queries.jsonl")
     known = set(index.corpus.ids)
-    train = load_qrels(args.data / "qrels" / "train.tsv", known)
-    test_ids = sorted(load_qrels(args.data / "qrels" / "test.tsv", known))  # ids only until the test stage
+    train = qrels_in(args.data / "qrels" / "train.tsv", known)
+    test_ids = sorted(qrels_in(args.data / "qrels" / "test.tsv", known))  # ids only until the test stage
     from sidelight.lanes.learned import split_train
 
-    fit_ids, dev_ids = split_train(train)
+    fit_ids, dev_ids = split_train(load_qrels(args.data / "qrels" / "train.tsv"))  # split over all 809 ids
+    dev_ids = [q for q in dev_ids if q in train]
 
     # ---- setup costs
     print("setup costs ...", file=sys.stderr)
-    n_sample = None if args.full else (100 if args.quick else 500)
+    n_sample = None if args.full else (100 if args.quick else 300)
     out["setup"].update(setup_costs(index, [2] if args.full else threads_list, n_sample))
 
     # ---- quality on dev (cached query vectors), then test once
-    reg = available_methods()
+    reg = dict(available_methods())
+    learned_params: dict = {}
+    if "learned" in reg:
+        from sidelight.lanes.learned import LearnedModel
+
+        try:
+            LearnedModel.load(args.learned_model)
+            learned_params = {"model": str(args.learned_model)} if args.learned_model else {}
+            print(f"learned model: {args.learned_model or 'shipped'}")
+        except (OSError, ValueError) as exc:  # no shipped weights yet: skip the method, say so
+            print(f"learned: no model ({exc.__class__.__name__}); method skipped, floor fusion falls back to RRF")
+            reg.pop("learned")
+    out["learned_model"] = (learned_params.get("model") or "shipped") if "learned" in reg else None
     if not args.no_quality:
         vecs = cached_query_vectors(index, [queries[q] for q in list(train) + test_ids], args.cache)
         use_cached(index, vecs)
-        base = [(m, m, {}) for m in ("dense", "bm25", "rrf", "learned") if m in reg]
-        floors = [(f"floor scorer={s}", "floor", {"scorer": s}) for s in FLOOR_SCORERS]
+        base = [(m, m, learned_params if m == "learned" else {}) for m in ("dense", "bm25", "rrf", "learned") if m in reg]
+        floors = [(f"floor scorer={s}", "floor", {"scorer": s, **(learned_params if s == "fusion" else {})})
+                  for s in FLOOR_SCORERS]
         dev_q = {q: queries[q] for q in dev_ids}
         dev_rows = quality(index, dev_q, {q: train[q] for q in dev_ids}, base + floors)
         out["dev"] = dev_rows
@@ -286,7 +309,7 @@ def main(argv=None) -> int:
         print(f"\ndev winner among floor scorers: {winner} ({best['scorer_name']}, nDCG@10 {best['ndcg@10']:.4f}); "
               f"DEFAULT_SCORER = {floor_mod.DEFAULT_SCORER!r} -> {'matches' if winner == floor_mod.DEFAULT_SCORER else 'DIFFERS'}")
         if not args.quick:
-            test_qrels = load_qrels(args.data / "qrels" / "test.tsv", known)
+            test_qrels = qrels_in(args.data / "qrels" / "test.tsv", known)
             test_rows = quality(index, {q: queries[q] for q in test_qrels}, test_qrels, base + floors)
             out["test"] = test_rows
             quality_table(f"TEST ({len(test_qrels)} queries, run once after the dev choice)", test_rows)
@@ -302,7 +325,8 @@ def main(argv=None) -> int:
                                "floor": {"scorer": floor_mod.DEFAULT_SCORER, "pool": floor_mod.DEFAULT_POOL,
                                          "n": floor_mod.DEFAULT_N, "deadline": None},
                                "query_encoding": "live (not cached)"}
-    out["latency"] = latency(index, methods, lat_q, threads_list, 3)
+    mparams = {m: dict(learned_params) if m in ("learned", "floor") else {} for m in methods}
+    out["latency"] = latency(index, mparams, lat_q, threads_list, 3)
 
     # ---- table
     s = out["setup"]

@@ -159,6 +159,12 @@ def main(argv=None) -> int:
     for norm in ("zscore", "minmax"):
         for a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
             fusion(f"linear {norm} a={a} {_tag(comps)}", "hybrid-linear", norm=norm, alpha=a, **comps)
+    # a few more knobs: RRF's constant, linear fusion without the lexical change, and with RM3
+    for kr in (10, 30):
+        fusion(f"rrf k={kr} {_tag(comps)}", "rrf", k_rrf=kr, **comps)
+    fusion("linear minmax a=0.5 (plain components)", "hybrid-linear", norm="minmax", alpha=0.5)
+    rm3 = {**comps, "rm3": True, "fb_docs": 5, "fb_terms": 20, "orig_weight": 0.7}
+    fusion(f"linear minmax a=0.5 {_tag(rm3)}", "hybrid-linear", norm="minmax", alpha=0.5, **rm3)
     # learned refitted on the chosen components' features
     if comps:
         m2 = learned.fit_learned(index, queries, train, fit_ids, dev_ids, held_out=test_ids, components=comps)

@@ -327,11 +327,12 @@ class DenseScorer:
         self._q = (query, [v for v in (stage.query_vec, stage.doc_vec) if v is not None])
 
     def score(self, query: str, positions: np.ndarray) -> np.ndarray:
-        if self._q is None or self._q[0] != query:
+        cached = self._q  # one read: another thread may prepare another query meanwhile
+        if cached is None or cached[0] != query:
             q, d, _ = embed_twice(require_dense(self.index), query)
-            self._q = (query, [v for v in (q, d) if v is not None])
+            cached = self._q = (query, [v for v in (q, d) if v is not None])
         rows = np.asarray(self.index.dense.vectors[np.asarray(positions)], dtype=np.float32)
-        return np.max(np.stack([rows @ v for v in self._q[1]]), axis=0).astype(np.float64)
+        return np.max(np.stack([rows @ v for v in cached[1]]), axis=0).astype(np.float64)
 
 
 class FusionScorer:
@@ -361,7 +362,7 @@ class FusionScorer:
         self.name = "fusion:learned" if self.model is not None else "fusion:rrf"
         self._cache: tuple[str, np.ndarray] | None = None
 
-    def prepare(self, query: str, stage: StageOne | None) -> None:
+    def prepare(self, query: str, stage: StageOne | None) -> tuple[str, np.ndarray]:
         from .fusion import rrf_scores
         from .hybrid import COMPONENT_OPTIONS, lexical_scores
         from .ranking import top_k
@@ -387,11 +388,13 @@ class FusionScorer:
             parts = [top_k(bm25, None, idx.id_rank), top_k(cos, None, idx.id_rank, positive_only=False)]
             full = rrf_scores(parts, len(idx.ids))
         self._cache = (query, full)
+        return self._cache
 
     def score(self, query: str, positions: np.ndarray) -> np.ndarray:
-        if self._cache is None or self._cache[0] != query:
-            self.prepare(query, None)
-        return self._cache[1][np.asarray(positions)]
+        cached = self._cache  # one read: another thread may prepare another query meanwhile
+        if cached is None or cached[0] != query:
+            cached = self.prepare(query, None)
+        return cached[1][np.asarray(positions)]
 
 
 class CrossEncoderScorer:

@@ -100,7 +100,7 @@ class LexicalIndex:
         self.avgdl = float(self.doc_len.mean()) if self.n_docs else 0.0
         self.df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
         self.bm25 = self._bm25_weights()  # CSC: column t holds the weights of term t
-        self.tfidf = self._tfidf_weights()
+        self._tfidf = None  # built on first use: most lanes never need it
 
     def _bm25_weights(self) -> sp.csc_matrix:
         p, n = self.params, self.n_docs
@@ -144,8 +144,14 @@ class LexicalIndex:
                 lo, hi = w.indptr[t], w.indptr[t + 1]
                 self._dense[r, w.indices[lo:hi]] = w.data[lo:hi]
 
+    @property
+    def tfidf(self) -> sp.csc_matrix:
+        """Carrier's TF-IDF weights, (1+ln tf)(ln((N+1)/(df+1))+1), rows L2-normalised (cosine)."""
+        if self._tfidf is None:
+            self._tfidf = self._tfidf_weights()
+        return self._tfidf
+
     def _tfidf_weights(self) -> sp.csc_matrix:
-        """Carrier: (1+ln tf)(ln((N+1)/(df+1))+1), rows L2-normalised (cosine)."""
         tf = self.tf.tocoo()
         self.idf_tfidf = np.log((self.n_docs + 1.0) / (self.df + 1.0)) + 1.0
         data = (1.0 + np.log(tf.data)) * self.idf_tfidf[tf.col]
@@ -171,9 +177,10 @@ class LexicalIndex:
     def tfidf_scores(self, query: str) -> np.ndarray:
         """Cosine between the query's TF-IDF vector (each distinct term has tf 1) and every record."""
         terms = self.query_terms(query)
+        weights = self.tfidf
         q = self.idf_tfidf[terms]
         qnorm = float(np.sqrt(np.sum(q * q)))
-        return _accumulate(self.tfidf, terms, self.n_docs, q / qnorm if qnorm > 0 else q)
+        return _accumulate(weights, terms, self.n_docs, q / qnorm if qnorm > 0 else q)
 
     def bm25_top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
         """Top-k BM25, positive scores only, ties by ascending id."""

@@ -58,20 +58,14 @@ def available_methods() -> dict[str, str]:
 
 
 def _load_plugins() -> None:
-    """Import the modules that register further methods (dense, graph) when they exist."""
-    import importlib
-
-    for mod in ("sidelight.lanes.dense", "sidelight.lanes.hybrid", "sidelight.lanes.floor", "sidelight.graph.methods"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+    """Import the modules that register further methods (they import this one, so not at load)."""
+    from . import dense, floor, hybrid  # noqa: F401
+    from ..graph import methods  # noqa: F401
 
 
 @register("bm25", "BM25 over names and text (the lexical lane)")
 def _bm25(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
-    return top_k(index.lexical.bm25_scores(query), k, index.id_rank)
+    return index.lexical.bm25_top(query, k, index.id_rank)
 
 
 @register("tfidf", "TF-IDF cosine, (1+ln tf)(ln((N+1)/(df+1))+1) (Carrier)")

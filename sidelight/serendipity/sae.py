@@ -34,11 +34,11 @@ from ..progress import progress_bar
 
 @dataclass(frozen=True)
 class SAEConfig:
-    width: int = 4096
+    width: int = 2048
     k: int = 32
-    epochs: int = 30
+    epochs: int = 20
     batch_size: int = 512
-    lr: float = 1e-3
+    lr: float = 2e-3
     tied: bool = False
     seed: int = 17
     resample_until: float = 0.6  # fraction of epochs during which dead features are resampled
@@ -133,8 +133,18 @@ class _Adam:
             params[n] -= (self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)).astype(np.float32)
 
 
-def train_sae(x: np.ndarray, config: SAEConfig = SAEConfig(), progress: bool = False) -> SAE:
-    """Train a TopK SAE on the rows of `x` (n, d); deterministic for a seed."""
+def train_sae(x: np.ndarray, config: SAEConfig = SAEConfig(), progress: bool = False, threads: int = 1) -> SAE:
+    """Train a TopK SAE on the rows of `x` (n, d); deterministic for a seed.
+
+    BLAS runs with `threads` threads (default 1: on a shared 2-core machine a single thread is
+    several times faster than an oversubscribed pool)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=int(threads)):
+        return _train(x, config, progress)
+
+
+def _train(x: np.ndarray, config: SAEConfig, progress: bool) -> SAE:
     t0 = time.perf_counter()
     x = np.ascontiguousarray(x, dtype=np.float32)
     n, d = x.shape

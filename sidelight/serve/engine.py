@@ -8,9 +8,8 @@ row per call (`sidelight.serve.querylog`) into the index's `state.sqlite`, next 
 Lanes that colleagues add later plug in by feature detection, never by a hard import:
 
 * the floor: `sidelight.lanes.floor.build_floor(index, query, ..., deadline_s=...)`;
-* the serendipity lane: `sidelight.lanes.serendipity` with `connections(index, query, dial, ...)`,
-  `reveal(index, trace_id, answer_sha256)`, `record_verdict(index, ...)` and optionally
-  `certificate_status(index)`.
+* the serendipity lane: the `sidelight.serendipity` package (connections with a dial, reveal after
+  the answer hash, verdicts, certificate status), through `sidelight.serve.serendipity_adapter`.
 
 A missing one answers 501 with code ``not_available`` and says what is missing.
 """
@@ -45,7 +44,6 @@ MAX_EDGES = 500
 MAX_ID_CHARS = 512
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-VERDICTS = ("whale", "petunia")
 
 # Methods that encode the query with the dense model (they wait for it, so they fall back while it loads).
 DENSE_METHODS = frozenset({"dense", "dense-prf", "rrf", "hybrid-linear", "best", "learned", "dense+ppr", "floor"})
@@ -144,6 +142,9 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+PLUGIN_ERRORS: dict[str, str] = {}
+
+
 def _plugin(module: str, *names: str) -> Callable | None:
     """The first attribute of `module` among `names`, or None when the module or attribute is absent."""
     try:
@@ -151,7 +152,11 @@ def _plugin(module: str, *names: str) -> Callable | None:
     except ModuleNotFoundError as exc:
         if exc.name and (exc.name == module or module.startswith(exc.name + ".")):
             return None
-        raise
+        PLUGIN_ERRORS[module] = f"{type(exc).__name__}: {exc}"
+        return None
+    except Exception as exc:  # a half-built lane must not take the server down: reported by /health
+        PLUGIN_ERRORS[module] = f"{type(exc).__name__}: {exc}"
+        return None
     for n in names:
         fn = getattr(mod, n, None)
         if callable(fn):
@@ -170,7 +175,13 @@ def _call_with(fn: Callable, *args, **kwargs):
     return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
 
 
-SERENDIPITY = "sidelight.lanes.serendipity"
+def _serendipity_features() -> dict:
+    from . import serendipity_adapter as SA
+
+    try:
+        return SA.features()
+    except Exception:
+        return {"connections": False, "reveal": False, "verdicts": False}
 
 
 # ---- the service ------------------------------------------------------------------------------------
@@ -282,16 +293,12 @@ class Service:
             dense["error"] = self._dense_error
         if self._dense_ms is not None:
             dense["load_ms"] = round(self._dense_ms, 1)
-        cert_fn = _plugin(SERENDIPITY, "certificate_status", "certificate")
-        if cert_fn is None:
-            cert = {"status": "not-available", "reason": f"{SERENDIPITY} is not installed"}
-        else:
-            try:
-                cert = _plain(_call_with(cert_fn, idx))
-                if not isinstance(cert, dict):
-                    cert = {"status": str(cert)}
-            except Exception as exc:
-                cert = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
+        from . import serendipity_adapter as SA
+
+        try:
+            cert = SA.certificate_status(self)
+        except Exception as exc:  # a half-built lane must not take /health down
+            cert = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
         features = self.features()
         status = "ok" if self._dense_state in ("ready", "absent") else (
             "degraded" if self._dense_state == "failed" else "starting")
@@ -302,14 +309,13 @@ class Service:
             "dense": dense, "certificate": cert, "features": features,
             "state": str(idx.state.path), "uptime_s": round(time.time() - self.started, 1),
             "lab_report": self._report_path() is not None,
+            **({"plugin_errors": dict(PLUGIN_ERRORS)} if PLUGIN_ERRORS else {}),
         }
 
     def features(self) -> dict:
         return {
             "floor": _plugin("sidelight.lanes.floor", "build_floor") is not None,
-            "connections": _plugin(SERENDIPITY, "connections") is not None,
-            "reveal": _plugin(SERENDIPITY, "reveal") is not None,
-            "verdicts": _plugin(SERENDIPITY, "record_verdict", "verdict") is not None,
+            **_serendipity_features(),
         }
 
     # -- search by method --------------------------------------------------------------------------------
@@ -516,29 +522,32 @@ class Service:
         out = {"query": q, "floor": data, "_log_lanes": [{"channel": "floor", "hits": len(data.get("hits", []))}]}
         return self._finish(out, b)
 
-    def connections(self, query: Any, dial: Any = 1, limit: Any = None, budget_ms: Any = None) -> dict:
+    def connections(self, query: Any, dial: Any = 3, budget_ms: Any = None, session_id: Any = None) -> dict:
         return self._logged("connections", query if isinstance(query, str) else None,
-                            lambda: self._connections(query, dial, limit, budget_ms))
+                            lambda: self._connections(query, dial, budget_ms, session_id))
 
-    def _connections(self, query, dial, limit, budget_ms) -> dict:
-        fn = _plugin(SERENDIPITY, "connections")
+    def _connections(self, query, dial, budget_ms, session_id) -> dict:
+        from . import serendipity_adapter as SA
+
         q = check_query(query)
-        dial = check_int(dial, "dial", 0, MAX_DIAL, 1)
+        dial = check_int(dial, "dial", 0, MAX_DIAL, 3)
+        session = "default" if session_id in (None, "") else check_node_id(session_id)
         b = self._budget(budget_ms)
-        if fn is None:
-            raise not_available("connections (the serendipity lane)", f"{SERENDIPITY}.connections")
-        t = time.perf_counter()
-        kw = {"dial": dial, "deadline_s": b.remaining_s()}
-        if limit is not None:
-            kw["limit"] = check_int(limit, "limit", 1, MAX_LIMIT)
-        res = _call_with(fn, self.index, q, **kw)
-        b.done("connections", (time.perf_counter() - t) * 1000.0)
-        if getattr(res, "partial", False):
+        SA.lane(self)  # 501 before any work when the lane or its data is missing
+        try:
+            res = b.run(self.pool, "connections", lambda: SA.connections(self, q, dial, b.remaining_s(), session))
+        except B.StageCut:
+            out = {"query": q, "dial": dial, "connections": None,
+                   "missing_lanes": [{"channel": "connections", "reason": b.stages[-1]["reason"]}],
+                   "_log_lanes": [{"channel": "connections", "trace_id": None}]}
+            return self._finish(out, b)
+        if res.get("partial"):
             b.partial = True
-        data = _plain(res)
-        trace = data.get("trace_id") if isinstance(data, dict) else None
-        out = {"query": q, "dial": dial, "connections": data,
-               "_log_lanes": [{"channel": "connections", "trace_id": trace}]}
+        out = {"query": q, "dial": dial, "connections": _plain(res),
+               "note": ("Seated connections are mixed into the floor unlabeled; the panel is withheld until you "
+                        "POST /api/reveal with this trace id and the SHA-256 of your finished answer."),
+               "_log_lanes": [{"channel": "connections", "trace_id": res.get("trace_id"),
+                               "hits": len(res.get("passages", []))}]}
         return self._finish(out, b)
 
     def reveal(self, trace_id: Any, answer_sha256: Any) -> dict:
@@ -546,37 +555,40 @@ class Service:
                             lambda: self._reveal(trace_id, answer_sha256))
 
     def _reveal(self, trace_id, answer_sha256) -> dict:
-        fn = _plugin(SERENDIPITY, "reveal")
+        from . import serendipity_adapter as SA
+
         trace_id = check_trace_id(trace_id)
-        if not isinstance(answer_sha256, str) or not SHA256.match(answer_sha256.lower()):
+        if not isinstance(answer_sha256, str) or not SHA256.match(answer_sha256.strip().lower()):
             raise ApiError(400, "bad_answer_sha256", "answer_sha256 must be the 64-hex-digit SHA-256 of your "
                            "finished answer (hash it before asking for the reveal)")
-        if fn is None:
-            raise not_available("reveal (the serendipity lane)", f"{SERENDIPITY}.reveal")
-        try:
-            res = _call_with(fn, self.index, trace_id, answer_sha256.lower())
-        except InputError as exc:
-            raise ApiError(404 if "unknown" in str(exc) else 400, "bad_reveal", str(exc)) from None
-        return {"trace_id": trace_id, "reveal": _plain(res), "_log_lanes": [{"channel": "reveal", "trace_id": trace_id}]}
+        res = SA.reveal(self, trace_id, answer_sha256.strip().lower())
+        return {"trace_id": trace_id, "reveal": _plain(res),
+                "_log_lanes": [{"channel": "reveal", "trace_id": trace_id}]}
 
-    def verdict(self, trace_id: Any, node_id: Any, verdict: Any, note: Any = None) -> dict:
+    def verdict(self, a_id: Any, b_id: Any, marker: Any, verdict: Any, who: Any, note: Any = None,
+                trace_id: Any = None) -> dict:
         return self._logged("verdict", trace_id if isinstance(trace_id, str) else None,
-                            lambda: self._verdict(trace_id, node_id, verdict, note))
+                            lambda: self._verdict(a_id, b_id, marker, verdict, who, note, trace_id))
 
-    def _verdict(self, trace_id, node_id, verdict, note) -> dict:
-        fn = _plugin(SERENDIPITY, "record_verdict", "verdict")
-        trace_id, node_id = check_trace_id(trace_id), check_node_id(node_id)
-        if verdict not in VERDICTS:
-            raise ApiError(400, "bad_verdict", f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    def _verdict(self, a_id, b_id, marker, verdict, who, note, trace_id) -> dict:
+        from . import serendipity_adapter as SA
+
+        a_id, b_id = check_node_id(a_id), check_node_id(b_id)
+        for rid in (a_id, b_id):
+            if rid not in self._position:
+                raise ApiError(404, "unknown_node", f"no record {rid!r} in this index")
+        marker = check_int(marker, "marker", 0, 10_000_000)
+        allowed = SA.verdict_values()
+        if not isinstance(verdict, str) or verdict.strip().lower() not in allowed:
+            raise ApiError(400, "bad_verdict", f"verdict must be one of {', '.join(allowed)}, got {verdict!r}")
+        if not isinstance(who, str) or not who.strip() or len(who) > 200:
+            raise ApiError(400, "bad_who", "who must name the person giving the verdict (1..200 characters)")
         if note is not None and (not isinstance(note, str) or len(note) > 2000):
             raise ApiError(400, "bad_note", "note must be a string of at most 2000 characters")
-        if fn is None:
-            raise not_available("verdicts (the serendipity lane)", f"{SERENDIPITY}.record_verdict")
-        try:
-            res = _call_with(fn, self.index, trace_id, node_id, verdict, note=note)
-        except InputError as exc:
-            raise ApiError(404 if "unknown" in str(exc) else 400, "bad_verdict", str(exc)) from None
-        return {"trace_id": trace_id, "node_id": node_id, "verdict": verdict, "result": _plain(res),
+        if trace_id is not None:
+            trace_id = check_trace_id(trace_id)
+        res = SA.record_verdict(self, a_id, b_id, marker, verdict.strip().lower(), who.strip(), note, trace_id)
+        return {"verdict": _plain(res), "note": "a human verdict; it is kept apart from the statistical certificate",
                 "_log_lanes": [{"channel": "verdict", "trace_id": trace_id}]}
 
     # -- corpus view, lab report, log -----------------------------------------------------------------

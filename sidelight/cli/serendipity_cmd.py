@@ -1,0 +1,198 @@
+"""`sidelight certify`, `sidelight connections`, `sidelight reveal`, `sidelight verdict` (serendipity lane)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .output import console, print_json, table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("certify", help="build chunks + SAE markers if missing, then the certificate and its placebo test")
+    p.add_argument("index", type=Path)
+    p.add_argument("--json", type=Path, metavar="OUT", help="also write the summary as JSON")
+    p.add_argument("--width", type=int, default=2048, help="SAE markers")
+    p.add_argument("-k", type=int, default=32, help="active markers per chunk (TopK)")
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--budget", type=int, default=96, help="tokens per chunk window")
+    p.add_argument("--min-chance", type=float, default=28.0)
+    p.add_argument("--quantile", type=float, default=0.99)
+    p.add_argument("--placebo-draws", type=int, default=5)
+    p.add_argument("--placebo-ratio", type=float, default=0.2)
+    p.add_argument("--seed", type=int, default=17, help="SAE seed")
+    p.add_argument("--rebuild", action="store_true", help="rebuild every stage")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=run_certify)
+
+    c = sub.add_parser("connections", help="the floor with certified connections seated blind by a dial")
+    c.add_argument("index", type=Path)
+    c.add_argument("query")
+    c.add_argument("--dial", type=int, default=3, help="seats offered, 0..28")
+    c.add_argument("--session", default="default", help="session id (leximin marker usage is per session)")
+    c.add_argument("--seed", type=int, default=42)
+    c.add_argument("--show", type=int, default=8, help="passages printed (all are in --json)")
+    c.add_argument("--answer-hash", metavar="SHA256", help="SHA-256 of the answer: reveal the panel for this trace")
+    c.add_argument("--trace", help="with --answer-hash: reveal an earlier trace instead of running the query again")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=run_connections)
+
+    r = sub.add_parser("reveal", help="the panel of a connections trace, after the answer's SHA-256")
+    r.add_argument("index", type=Path)
+    r.add_argument("trace")
+    r.add_argument("--answer-hash", metavar="SHA256")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=run_reveal)
+
+    v = sub.add_parser("verdict", help="human verdicts (useful/petunia, not useful/whale), rulings, calibration")
+    v.add_argument("index", type=Path)
+    v.add_argument("--pair", nargs=2, metavar=("A", "B"))
+    v.add_argument("--marker", type=str, help="marker number (fNNN or NNN)")
+    v.add_argument("--verdict", help="useful | not useful | petunia | whale")
+    v.add_argument("--who", default="author")
+    v.add_argument("--note")
+    v.add_argument("--trace")
+    v.add_argument("--rule-out", action="store_true", help="rule the --marker or the --pair out of future seating")
+    v.add_argument("--calibration", action="store_true", help="reserve the calibration sample and report precision")
+    v.add_argument("--size", type=int, default=129, help="calibration sample size")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=run_verdict)
+
+
+def _ser(index_path: Path, build: bool = False, args=None):
+    from ..index import Index
+    from ..serendipity.certify import CertConfig
+    from ..serendipity.sae import SAEConfig
+    from ..serendipity.store import Serendipity, SerendipityConfig
+
+    index = Index.load(index_path)
+    if args is None:
+        return Serendipity(index).load()
+    cfg = SerendipityConfig(budget=args.budget, sae=SAEConfig(width=args.width, k=args.k, epochs=args.epochs, seed=args.seed),
+                            cert=CertConfig(min_chance=args.min_chance, quantile=args.quantile,
+                                            placebo_draws=args.placebo_draws, placebo_ratio=args.placebo_ratio))
+    return Serendipity(index, cfg)
+
+
+def run_certify(args: argparse.Namespace) -> int:
+    from ..serendipity.db import SerDB, now
+
+    ser = _ser(args.index, args=args)
+    ser.ensure(progress=not args.quiet, rebuild=args.rebuild)
+    s = ser.certificate.summary
+    sae = ser.meta["sae"]["stats"]
+    cid = ser.meta["certificate"]["id"]
+    SerDB.for_index(ser.index).write("INSERT OR REPLACE INTO ser_certificates VALUES (?,?,?,?)",
+                                     (cid, now(), s["verdict"], json.dumps(s)))
+    rows = [("records / chunks", f"{s['records']} / {s['chunks']} ({s['population']} records with >1 chunk)"),
+            ("SAE", f"{sae['width']} markers, k={sae['k']}, FVE {sae['fve']:.3f}, dead {sae['dead']}, "
+                    f"{sae['train_seconds']:.0f}s"),
+            ("candidates", s["candidates"]),
+            ("target passes", s["target_passes"]),
+            ("placebo passes", f"{s['placebo_passes']} (mean {s['placebo_mean']:.1f})"),
+            ("graph rule", s["graph"]),
+            ("kinship vectors", s.get("kinship_vectors", "")),
+            ("rule", s["rule"]),
+            ("verdict", s["verdict"].upper()),
+            ("certificate", cid)]
+    table(f"certificate: {args.index}", ["", ""], rows)
+    table("target pairs ruled out (first failing rule)", ["rule", "pairs"], list(s["target_reasons"].items()), [False, True])
+    if args.json:
+        out = {"index": str(args.index), "certificate_id": cid, "target_passes": s["target_passes"],
+               "placebo_passes": s["placebo_passes"], "placebo_mean": s["placebo_mean"], "rule": s["rule"],
+               "verdict": s["verdict"], "candidates": s["candidates"], "summary": s,
+               "sae": sae, "chunks": ser.meta["chunks"].get("chunks")}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=2, default=str))
+    return 0 if s["verdict"] == "pass" else 1
+
+
+def run_connections(args: argparse.Namespace) -> int:
+    from ..serendipity.db import SerDB
+    from ..serendipity.reveal import check_hash, connections, reveal
+
+    ser = _ser(args.index)
+    db = SerDB.for_index(ser.index)
+    if args.answer_hash is not None:
+        check_hash(args.answer_hash)  # refuse a malformed hash before running anything
+    if args.trace:
+        if args.answer_hash is None:
+            from ..serendipity.reveal import RevealRefused
+
+            raise RevealRefused("reveal refused: --trace needs --answer-hash (the SHA-256 of your answer)")
+        res = None
+        trace_id = args.trace
+    else:
+        res = connections(ser, args.query, args.dial, args.session, args.seed, db=db)
+        trace_id = res["trace_id"]
+    shown = reveal(db, trace_id, args.answer_hash) if args.answer_hash else None
+    if args.json:
+        print_json({**(res or {"trace_id": trace_id}), **({"reveal": shown} if shown else {})})
+        return 0
+    if res is not None:
+        rows = [(i + 1, p["id"], p["title"][:40], p["text"][:90].replace("\n", " ")) for i, p in enumerate(res["passages"][:args.show])]
+        table(f"floor ({res['floor_source']}{', partial' if res['partial'] else ''}) — {len(res['passages'])} passages, "
+              f"showing {min(args.show, len(res['passages']))}", ["#", "id", "title", "passage"], rows)
+        console.print(f"trace {trace_id}: {res['seating']['filled']} of {res['seating']['offered']} seat(s) filled "
+                      f"(mixed in, unlabeled)")
+    if shown:
+        print()
+        print(shown["panel"])
+    else:
+        print(f"panel withheld: `sidelight reveal {args.index} {trace_id} --answer-hash SHA256` after the answer")
+    return 0
+
+
+def run_reveal(args: argparse.Namespace) -> int:
+    from ..serendipity.db import SerDB
+    from ..serendipity.reveal import reveal
+
+    from ..index import Index
+
+    shown = reveal(SerDB.for_index(Index.load(args.index)), args.trace, args.answer_hash)
+    if args.json:
+        print_json(shown)
+    else:
+        print(shown["panel"])
+    return 0
+
+
+def _marker(s: str | None) -> int | None:
+    if s is None:
+        return None
+    return int(s.lstrip("fF"))
+
+
+def run_verdict(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..serendipity import verdicts as V
+    from ..serendipity.db import SerDB
+
+    from ..index import Index
+
+    index = Index.load(args.index)
+    db = SerDB.for_index(index)
+    out = {}
+    if args.rule_out:
+        out["ruling"] = V.rule_out(db, args.who, marker=_marker(args.marker) if not args.pair else None,
+                                   pair=tuple(args.pair) if args.pair else None, reason=args.note)
+    elif args.verdict:
+        if not args.pair or args.marker is None:
+            raise InputError("a verdict needs --pair A B and --marker")
+        out["verdict"] = V.record_verdict(db, args.pair[0], args.pair[1], _marker(args.marker), args.verdict, args.who,
+                                          args.note, args.trace)
+    cid = None
+    if args.calibration:
+        from ..serendipity.store import Serendipity
+
+        ser = Serendipity(index).load()
+        cid = ser.meta["certificate"]["id"]
+        out["calibration_reserved"] = len(V.reserve_calibration(db, cid, ser.certificate.pairs, index.corpus.ids, args.size))
+    out["precision"] = V.precision(db, cid)
+    if args.json:
+        print_json(out)
+    else:
+        for k, v in out.items():
+            print(f"{k}: {json.dumps(v)}")
+    return 0

@@ -1,0 +1,510 @@
+"""The certificate: which record pairs are connected through a marker, beyond their kinship.
+
+Inputs are plain arrays (so tests can plant connections without an SAE): the record of each chunk,
+sparse chunk codes (chunks x markers), unit record vectors (kinship), the undirected link graph
+(or None) and the records' word tokens (for the verbatim-span rule).
+
+Per (record r, marker f): ``c`` = chunks of r where f is active, ``n_r`` = chunks of r,
+``p_f`` = share of all chunks where f is active. Chance: ``c ~ Binomial(n_r, p_f)``.
+
+A *candidate* is a record pair (a, b) sharing a marker active in more than one chunk on each side
+(the multi-chunk rule is applied when candidates are generated; pairs sharing a marker in only one
+chunk on some side are counted as ``single_chunk_incidences``). A pair's marker is the shared
+marker of highest evidence. It passes when all hold:
+
+* chance ratio ``(c_a/n_a)(c_b/n_b) / p_f^2 >= min_chance`` (default 28): observed co-occurrence
+  of the marker in a random chunk of a and one of b, over its chance expectation;
+* evidence ``-log10 P(C_a >= c_a) - log10 P(C_b >= c_b)`` (binomial tails, scipy) exceeds the
+  ``quantile`` (default 0.99, numpy's linear quantile) of candidate evidence in the pair's kinship
+  bin; kinship = cosine of the record vectors, bins = ``kinship_bins`` equal-count bins of the
+  candidates' kinship (edges at its quantiles; the outer bins are open-ended);
+* no verbatim span of ``>= max_shared_span`` (28) word tokens in common;
+* graph distance ``>= min_distance`` (3) on the undirected link graph (BFS capped at
+  ``max_hops``); "not applied" when the index has no edges.
+
+Recorded per certified pair: marker, evidence, ``evidence_rel`` = evidence minus the bin's
+threshold, chance ratio, kinship and its percentile among candidates, act_symmetry = min/max of
+the mean activation of the marker over its active chunks on each side, signature = for each
+resolution (top-k' codes of the same SAE, k' in ``resolutions``) 1 when the pair still passes the
+chance, evidence (same bin threshold) and multi-chunk rules at that resolution, LOO = the same with
+the marker's strongest chunk on one side left out (both sides tried, AND-ed; the multi-chunk rule
+is not re-applied since leaving one out lowers the count by construction), graph distance and
+shared neighbours.
+
+Placebo: ``placebo_draws`` seeded draws of random pairs from the same population (records with
+more than one chunk), as many per kinship bin as there are candidates in it, put through the same
+test (same thresholds). Rule: the certificate FAILS when mean placebo passes >=
+``placebo_ratio`` x target passes (default 0.2), or when nothing passes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import stats
+
+from ..errors import InputError
+from ..progress import progress_bar
+
+_WORD = re.compile(r"\w+")
+LN10 = math.log(10.0)
+
+
+@dataclass(frozen=True)
+class CertConfig:
+    min_chance: float = 28.0
+    quantile: float = 0.99
+    kinship_bins: int = 10
+    min_chunks: int = 2  # "more than one chunk on each side"
+    max_shared_span: int = 28
+    min_distance: int = 3
+    max_hops: int = 6
+    placebo_draws: int = 5
+    placebo_ratio: float = 0.2
+    seed: int = 28
+    max_pairs_per_marker: int = 200_000  # markers shared by more pairs are too generic to test
+
+    def __post_init__(self) -> None:
+        if not (0 < self.quantile < 1) or self.kinship_bins < 1 or self.min_chunks < 1 or self.placebo_draws < 1:
+            raise InputError(f"bad certificate settings: {self}")
+
+
+@dataclass
+class Profile:
+    """Per-(record, marker) statistics at one resolution, as sparse (records x markers) matrices."""
+
+    count: sp.csr_matrix  # active chunks
+    total: sp.csr_matrix  # summed activation
+    evidence: sp.csr_matrix  # -log10 binomial tail (only where count >= 1)
+    p: np.ndarray  # (markers,) share of chunks where active
+    n: np.ndarray  # (records,) chunks per record
+
+
+def profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matrix) -> Profile:
+    codes = sp.csr_matrix(codes)
+    n_chunks, m = codes.shape
+    P = sp.csr_matrix((np.ones(n_chunks, np.float32), (chunk_record, np.arange(n_chunks))),
+                      shape=(n_records, n_chunks))
+    binary = codes.copy()
+    binary.data = np.ones_like(binary.data)
+    count = (P @ binary).tocsr()
+    total = (P @ codes).tocsr()
+    p = np.asarray(binary.sum(axis=0), dtype=np.float64).ravel() / max(n_chunks, 1)
+    n = np.bincount(chunk_record, minlength=n_records).astype(np.float64)
+    count.sort_indices()
+    total.sort_indices()
+    ev = count.copy().astype(np.float64)
+    rows = np.repeat(np.arange(n_records), np.diff(count.indptr))
+    ev.data = tail_evidence(count.data, n[rows], p[count.indices])
+    return Profile(count, total, ev, p, n)
+
+
+def tail_evidence(c, n, p) -> np.ndarray:
+    """-log10 P(Binomial(n, p) >= c)."""
+    return -stats.binom.logsf(np.asarray(c) - 1, np.asarray(n), np.asarray(p)) / LN10
+
+
+@dataclass
+class Candidates:
+    a: np.ndarray
+    b: np.ndarray
+    marker: np.ndarray
+    evidence: np.ndarray
+    chance: np.ndarray
+    kinship: np.ndarray
+    incidences: int  # (pair, marker) incidences with the multi-chunk rule met
+    single_chunk_incidences: int  # pairs sharing a marker where some side has it in one chunk only
+    skipped_markers: int
+
+
+def pair_stats(prof: Profile, a: np.ndarray, b: np.ndarray, f: np.ndarray, min_chunks: int) -> tuple:
+    """(count_a, count_b, evidence, chance) of marker f for pairs (a, b); 0 counts where inactive."""
+    ca = _lookup(prof.count, a, f)
+    cb = _lookup(prof.count, b, f)
+    ea = _lookup(prof.evidence, a, f)
+    eb = _lookup(prof.evidence, b, f)
+    p = prof.p[f]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chance = (ca / prof.n[a]) * (cb / prof.n[b]) / np.maximum(p * p, 1e-300)
+    chance = np.where((ca > 0) & (cb > 0), chance, 0.0)
+    return ca, cb, ea + eb, chance
+
+
+def _lookup(m: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    return np.asarray(m[rows, cols], dtype=np.float64).ravel() if len(rows) else np.zeros(0)
+
+
+def candidates(prof: Profile, vectors: np.ndarray, config: CertConfig, progress: bool = False) -> Candidates:
+    """Every record pair sharing a marker active in >= min_chunks chunks on each side, best marker each."""
+    cnt = prof.count.tocsc()
+    ev = prof.evidence.tocsc()
+    m = cnt.shape[1]
+    keys, evs, fs = [], [], []
+    incid = single = skipped = 0
+    n_rec = cnt.shape[0]
+    with progress_bar(m, "candidate pairs", progress) as advance:
+        for f in range(m):
+            s, e = cnt.indptr[f], cnt.indptr[f + 1]
+            rows, c, evd = cnt.indices[s:e], cnt.data[s:e], ev.data[s:e]
+            any_n = len(rows)
+            ok = c >= config.min_chunks
+            rows, evd = rows[ok], evd[ok]
+            k = len(rows)
+            single += any_n * (any_n - 1) // 2 - k * (k - 1) // 2
+            advance(1)
+            if k < 2:
+                continue
+            if k * (k - 1) // 2 > config.max_pairs_per_marker:
+                skipped += 1
+                continue
+            i, j = np.triu_indices(k, 1)
+            incid += len(i)
+            keys.append(rows[i].astype(np.int64) * n_rec + rows[j])
+            evs.append(evd[i] + evd[j])
+            fs.append(np.full(len(i), f, np.int32))
+    if keys:
+        key, evid, mk = np.concatenate(keys), np.concatenate(evs), np.concatenate(fs)
+        order = np.lexsort((mk, -evid, key))  # best evidence first per pair, ties by lower marker
+        key, evid, mk = key[order], evid[order], mk[order]
+        first = np.ones(len(key), bool)
+        first[1:] = key[1:] != key[:-1]
+        key, evid, mk = key[first], evid[first], mk[first]
+    else:
+        key, evid, mk = np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32)
+    a, b = key // n_rec, key % n_rec
+    _, _, _, chance = pair_stats(prof, a, b, mk, config.min_chunks)
+    kin = np.einsum("ij,ij->i", vectors[a], vectors[b]).astype(np.float64) if len(a) else np.zeros(0)
+    return Candidates(a, b, mk, evid, chance, kin, incid, single, skipped)
+
+
+def kinship_edges(kinship: np.ndarray, bins: int) -> np.ndarray:
+    """Inner bin edges: the 1/bins, 2/bins, ... quantiles of candidate kinship."""
+    if len(kinship) == 0 or bins <= 1:
+        return np.zeros(0)
+    return np.quantile(kinship, np.arange(1, bins) / bins)
+
+
+def bin_of(kinship: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return np.searchsorted(edges, kinship, side="right")
+
+
+def bin_thresholds(evidence: np.ndarray, bins: np.ndarray, n_bins: int, q: float) -> np.ndarray:
+    out = np.full(n_bins, np.inf)
+    for k in range(n_bins):
+        sel = evidence[bins == k]
+        if len(sel):
+            out[k] = np.quantile(sel, q)
+    return out
+
+
+# ---- the remaining rules -----------------------------------------------------------------------
+class SpanChecker:
+    """Shared verbatim spans of >= L word tokens between two records (hashes of L-grams)."""
+
+    def __init__(self, tokens: Callable[[int], Sequence[str]], length: int):
+        self.tokens, self.length, self._cache = tokens, length, {}
+
+    def grams(self, r: int) -> set:
+        g = self._cache.get(r)
+        if g is None:
+            t = [w.lower() for w in self.tokens(r)]
+            L = self.length
+            g = {hash(tuple(t[i:i + L])) for i in range(len(t) - L + 1)}
+            self._cache[r] = g
+        return g
+
+    def shares(self, a: int, b: int) -> bool:
+        ga, gb = self.grams(a), self.grams(b)
+        return bool(ga) and bool(gb) and not ga.isdisjoint(gb)
+
+
+def word_tokens(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def graph_distances(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray, max_hops: int) -> np.ndarray:
+    """Hop distance a -> b on the undirected graph; -1 beyond max_hops or unreachable."""
+    out = np.full(len(a), -1, np.int64)
+    if adj is None or len(a) == 0:
+        return out
+    adj = sp.csr_matrix(adj, dtype=np.float32)
+    src = np.unique(a)
+    for s0 in range(0, len(src), 256):
+        batch = src[s0:s0 + 256]
+        col = {int(s): i for i, s in enumerate(batch)}
+        sel = np.flatnonzero(np.isin(a, batch))
+        cols = np.array([col[int(x)] for x in a[sel]], dtype=np.int64)
+        n = adj.shape[0]
+        seen = np.zeros((n, len(batch)), bool)
+        seen[batch, np.arange(len(batch))] = True
+        frontier = seen.astype(np.float32)
+        got = out[sel]
+        got[a[sel] == b[sel]] = 0
+        for hop in range(1, max_hops + 1):
+            reach = (adj @ frontier) > 0
+            reach &= ~seen
+            seen |= reach
+            hit = reach[b[sel], cols] & (got < 0)
+            got[hit] = hop
+            frontier = reach.astype(np.float32)
+            if not reach.any():
+                break
+        out[sel] = got
+    return out
+
+
+def shared_neighbours(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if adj is None or len(a) == 0:
+        return np.zeros(len(a), np.int64)
+    adj = sp.csr_matrix(adj)
+    return np.array([len(np.intersect1d(adj.indices[adj.indptr[x]:adj.indptr[x + 1]],
+                                        adj.indices[adj.indptr[y]:adj.indptr[y + 1]], assume_unique=True))
+                     for x, y in zip(a, b)], dtype=np.int64)
+
+
+@dataclass
+class TestResult:
+    """The rules applied to a list of pairs with their best markers."""
+
+    passes: np.ndarray  # bool
+    reasons: dict  # rule -> pairs failing it (first failing rule, in order)
+    distance: np.ndarray
+    bins: np.ndarray
+
+
+def apply_rules(a, b, evidence, chance, kinship, edges, thresholds, adj, spans: SpanChecker,
+                config: CertConfig) -> TestResult:
+    bins = bin_of(kinship, edges)
+    has = np.isfinite(evidence) & (chance > 0)
+    r_chance = has & (chance >= config.min_chance)
+    r_ev = r_chance & (evidence > thresholds[bins])
+    idx = np.flatnonzero(r_ev)
+    span_ok = np.array([not spans.shares(int(a[i]), int(b[i])) for i in idx], dtype=bool)
+    ok = np.zeros(len(a), bool)
+    ok[idx[span_ok]] = True
+    dist = np.full(len(a), -1, np.int64)
+    if adj is not None:
+        sel = np.flatnonzero(ok)
+        dist[sel] = graph_distances(adj, a[sel], b[sel], config.max_hops)
+        near = (dist >= 0) & (dist < config.min_distance)
+        n_graph = int((ok & near).sum())
+        ok &= ~near
+    else:
+        n_graph = 0
+    reasons = {"no shared multi-chunk marker": int((~has).sum()),
+               "chance ratio below minimum": int((has & ~r_chance).sum()),
+               "evidence below kinship-bin quantile": int((r_chance & ~r_ev).sum()),
+               "shared verbatim span": int((~span_ok).sum()),
+               "graph distance below minimum": n_graph}
+    return TestResult(ok, reasons, dist, bins)
+
+
+def best_shared(prof: Profile, a: np.ndarray, b: np.ndarray, min_chunks: int) -> tuple:
+    """For arbitrary pairs: best shared marker (count >= min_chunks both sides), its evidence, chance."""
+    elig = prof.count.copy()
+    elig.data = (elig.data >= min_chunks).astype(np.float64)
+    elig.eliminate_zeros()
+    E = prof.evidence.multiply(elig).tocsr()
+    Eb = elig.tocsr()
+    mk = np.full(len(a), -1, np.int64)
+    ev = np.full(len(a), -np.inf)
+    for s in range(0, len(a), 20000):
+        A, B = a[s:s + 20000], b[s:s + 20000]
+        shared = Eb[A].multiply(Eb[B]).tocsr()
+        tot = (E[A].multiply(shared) + E[B].multiply(shared)).tocsr()
+        tot.sort_indices()
+        for r in range(tot.shape[0]):
+            x, y = tot.indptr[r], tot.indptr[r + 1]
+            if y > x:
+                j = x + int(np.argmax(tot.data[x:y]))
+                mk[s + r], ev[s + r] = tot.indices[j], tot.data[j]
+    chance = np.zeros(len(a))
+    got = mk >= 0
+    if got.any():
+        _, _, _, chance[got] = pair_stats(prof, a[got], b[got], mk[got], min_chunks)
+    return mk, ev, chance
+
+
+def placebo_pairs(population: np.ndarray, vectors: np.ndarray, edges: np.ndarray, per_bin: np.ndarray,
+                  rng: np.random.Generator, block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Random population pairs, `per_bin[k]` of them with kinship in bin k (rejection by blocks of a)."""
+    need = per_bin.astype(np.int64).copy()
+    out_a, out_b = [], []
+    V = np.asarray(vectors[population], np.float32)
+    P = len(population)
+    tries = 0
+    while need.sum() > 0 and tries < 400:
+        tries += 1
+        ia = rng.integers(0, P, size=min(block, P))
+        K = V[ia] @ V.T
+        B = bin_of(K.ravel(), edges).reshape(K.shape)
+        B[np.arange(len(ia)), ia] = -1  # no self pairs
+        for k in np.flatnonzero(need > 0):
+            r, c = np.nonzero(B == k)
+            if len(r) == 0:
+                continue
+            take = rng.choice(len(r), size=min(int(need[k]), len(r)), replace=False)
+            out_a.append(population[ia[r[take]]])
+            out_b.append(population[c[take]])
+            need[k] -= len(take)
+    a = np.concatenate(out_a) if out_a else np.zeros(0, np.int64)
+    b = np.concatenate(out_b) if out_b else np.zeros(0, np.int64)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    return lo, hi
+
+
+@dataclass
+class Certificate:
+    config: dict
+    summary: dict
+    pairs: dict  # column name -> array (certified pairs only)
+    edges: np.ndarray = field(repr=False, default=None)
+    thresholds: np.ndarray = field(repr=False, default=None)
+
+    @property
+    def passed(self) -> bool:
+        return self.summary["verdict"] == "pass"
+
+    def __len__(self) -> int:
+        return len(self.pairs["a"])
+
+
+def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matrix, vectors: np.ndarray,
+                    adj: sp.csr_matrix | None, tokens: Callable[[int], Sequence[str]],
+                    resolutions: dict[int, sp.csr_matrix] | None = None, config: CertConfig = CertConfig(),
+                    progress: bool = False) -> Certificate:
+    """Candidates, rules, signatures and the placebo test; see the module docstring."""
+    t0 = time.perf_counter()
+    chunk_record = np.asarray(chunk_record, np.int64)
+    vectors = np.asarray(vectors, np.float32)
+    if adj is not None and adj.nnz == 0:
+        adj = None
+    prof = profile(chunk_record, n_records, codes)
+    cand = candidates(prof, vectors, config, progress)
+    edges = kinship_edges(cand.kinship, config.kinship_bins)
+    n_bins = len(edges) + 1
+    cbins = bin_of(cand.kinship, edges)
+    thresholds = bin_thresholds(cand.evidence, cbins, n_bins, config.quantile)
+    spans = SpanChecker(tokens, config.max_shared_span)
+    res = apply_rules(cand.a, cand.b, cand.evidence, cand.chance, cand.kinship, edges, thresholds, adj, spans, config)
+    t_target = time.perf_counter() - t0
+
+    sel = np.flatnonzero(res.passes)
+    a, b, f = cand.a[sel], cand.b[sel], cand.marker[sel]
+    thr = thresholds[res.bins[sel]]
+    kin_sorted = np.sort(cand.kinship)
+    pairs = {
+        "a": a, "b": b, "marker": f, "evidence": cand.evidence[sel], "threshold": thr,
+        "evidence_rel": cand.evidence[sel] - thr, "chance": cand.chance[sel], "kinship": cand.kinship[sel],
+        "kinship_pctile": 100.0 * np.searchsorted(kin_sorted, cand.kinship[sel], side="right") / max(len(kin_sorted), 1),
+        "kinship_bin": res.bins[sel],
+        "act_symmetry": _symmetry(prof, a, b, f),
+        "count_a": _lookup(prof.count, a, f).astype(np.int64), "count_b": _lookup(prof.count, b, f).astype(np.int64),
+        "distance": res.distance[sel],
+        "shared_neighbours": shared_neighbours(adj, a, b),
+    }
+    sig, loo, ks = _signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config)
+    pairs["signature"], pairs["loo"] = sig, loo
+
+    # placebo
+    t1 = time.perf_counter()
+    n_elig = np.bincount(chunk_record, minlength=n_records)
+    population = np.flatnonzero(n_elig >= config.min_chunks)
+    per_bin = np.bincount(cbins, minlength=n_bins)
+    placebo = []
+    with progress_bar(config.placebo_draws, "placebo draws", progress) as advance:
+        for d in range(config.placebo_draws):
+            rng = np.random.default_rng([config.seed, d])
+            pa, pb = placebo_pairs(population, vectors, edges, per_bin, rng)
+            mk, ev, ch = best_shared(prof, pa, pb, config.min_chunks)
+            kin = np.einsum("ij,ij->i", vectors[pa], vectors[pb]).astype(np.float64)
+            pr = apply_rules(pa, pb, ev, ch, kin, edges, thresholds, adj, spans, config)
+            placebo.append({"pairs": int(len(pa)), "passes": int(pr.passes.sum()), "reasons": pr.reasons})
+            advance(1)
+    t_placebo = time.perf_counter() - t1
+    target = int(len(sel))
+    mean_placebo = float(np.mean([p["passes"] for p in placebo])) if placebo else 0.0
+    rule = (f"FAIL if mean placebo passes >= {config.placebo_ratio:g} x target passes "
+            f"(or no target passes); placebo = {config.placebo_draws} seeded draws of random pairs "
+            f"matched to the candidates' kinship bins")
+    failed = target == 0 or mean_placebo >= config.placebo_ratio * target
+    summary = {
+        "records": int(n_records), "chunks": int(len(chunk_record)), "markers": int(codes.shape[1]),
+        "population": int(len(population)),
+        "candidates": int(len(cand.a)), "candidate_incidences": int(cand.incidences),
+        "single_chunk_incidences": int(cand.single_chunk_incidences),
+        "skipped_generic_markers": int(cand.skipped_markers),
+        "target_passes": target, "target_reasons": res.reasons,
+        "placebo_passes": [p["passes"] for p in placebo], "placebo_mean": mean_placebo,
+        "placebo_pairs": [p["pairs"] for p in placebo], "placebo_reasons": [p["reasons"] for p in placebo],
+        "rule": rule, "placebo_ratio": float(config.placebo_ratio),
+        "verdict": "fail" if failed else "pass",
+        "graph": "applied" if adj is not None else "not applied (no link graph)",
+        "kinship_edges": [float(x) for x in edges], "thresholds": [float(x) for x in thresholds],
+        "resolutions": ks, "seconds": {"target": round(t_target, 2), "placebo": round(t_placebo, 2),
+                                       "total": round(time.perf_counter() - t0, 2)},
+    }
+    return Certificate(asdict(config), summary, pairs, edges, thresholds)
+
+
+def _symmetry(prof: Profile, a, b, f) -> np.ndarray:
+    ma = _lookup(prof.total, a, f) / np.maximum(_lookup(prof.count, a, f), 1)
+    mb = _lookup(prof.total, b, f) / np.maximum(_lookup(prof.count, b, f), 1)
+    return np.minimum(ma, mb) / np.maximum(np.maximum(ma, mb), 1e-12)
+
+
+def _signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config):
+    """(signature, loo) as (pairs, resolutions) int8 arrays, and the resolution labels."""
+    resolutions = resolutions or {0: codes}
+    ks = sorted(resolutions, reverse=True)
+    sig = np.zeros((len(a), len(ks)), np.int8)
+    loo = np.zeros((len(a), len(ks)), np.int8)
+    codes_csc = sp.csc_matrix(codes)
+    for j, k in enumerate(ks):
+        rc = sp.csr_matrix(resolutions[k])
+        prof = profile(chunk_record, n_records, rc)
+        ca, cb, ev, ch = pair_stats(prof, a, b, f, config.min_chunks)
+        sig[:, j] = (ca >= config.min_chunks) & (cb >= config.min_chunks) & (ch >= config.min_chance) & (ev > thr)
+        rcsc = sp.csc_matrix(rc)
+        ok = np.ones(len(a), bool)
+        for side in (0, 1):
+            for i in range(len(a)):
+                if not ok[i]:
+                    continue
+                r = int(a[i] if side == 0 else b[i])
+                drop = _strongest_chunk(codes_csc, chunk_record, r, int(f[i]))
+                c_side = _count_without(rcsc, chunk_record, r, int(f[i]), drop)
+                n_side = prof.n[r] - 1
+                other = int(b[i] if side == 0 else a[i])
+                c_other = _count_without(rcsc, chunk_record, other, int(f[i]), -1)
+                p = prof.p[int(f[i])]
+                if c_side < 1 or c_other < 1 or n_side < 1:
+                    ok[i] = False
+                    continue
+                chance = (c_side / n_side) * (c_other / prof.n[other]) / max(p * p, 1e-300)
+                e = tail_evidence(c_side, n_side, p) + tail_evidence(c_other, prof.n[other], p)
+                ok[i] = chance >= config.min_chance and e > thr[i]
+        loo[:, j] = ok
+    return sig, loo, [int(k) for k in ks]
+
+
+def _strongest_chunk(csc: sp.csc_matrix, chunk_record, r: int, f: int) -> int:
+    s, e = csc.indptr[f], csc.indptr[f + 1]
+    rows, vals = csc.indices[s:e], csc.data[s:e]
+    mine = chunk_record[rows] == r
+    if not mine.any():
+        return -1
+    return int(rows[mine][np.argmax(vals[mine])])
+
+
+def _count_without(csc: sp.csc_matrix, chunk_record, r: int, f: int, drop: int) -> int:
+    s, e = csc.indptr[f], csc.indptr[f + 1]
+    rows, vals = csc.indices[s:e], csc.data[s:e]
+    mine = (chunk_record[rows] == r) & (vals > 0) & (rows != drop)
+    return int(mine.sum())

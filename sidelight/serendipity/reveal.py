@@ -1,0 +1,170 @@
+"""A query's floor with seated passages mixed in blind, a stored trace, and the reveal.
+
+`connections` builds the floor (`sidelight.lanes.floor.build_floor` when the index has dense
+vectors, else the stand-in: BM25 top-n), seats certified connections by the dial, mixes the seated
+passages into the floor passages unlabeled (seeded shuffle) and stores a trace in
+``INDEX/state.sqlite`` (table ``ser_traces``) holding which passages were seated and the panel.
+
+`reveal(trace_id, answer_sha256)` returns that panel only after the caller has submitted the
+SHA-256 (64 hex characters) of its answer; the hash is stored with the trace. Before, or with a
+malformed hash, it raises `RevealRefused`. A second reveal with a different hash is refused too
+(the first recorded answer hash stands, so a later change of the answer is detectable).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .db import SerDB, now
+from .seating import CertificateRefused, MAX_DIAL, pair_panel, rng_for, select_seats
+from .store import Serendipity
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class RevealRefused(InputError):
+    """The panel was asked for before the answer's SHA-256 was submitted."""
+
+
+@dataclass
+class FloorResult:
+    positions: list[int]
+    source: str  # "floor" or "stand-in: bm25 top-n" / "stand-in: dense top-n"
+    partial: bool
+
+
+def get_floor(index, query: str, n: int = 28, pool: int = 376, deadline_s: float | None = None) -> FloorResult:
+    """The floor, or the documented stand-in when `build_floor` cannot run on this index."""
+    if index.dense is not None:
+        try:
+            from ..lanes.floor import build_floor
+        except ImportError:
+            build_floor = None
+        if build_floor is not None:
+            fl = build_floor(index, query, pool=pool, n=n, deadline_s=deadline_s)
+            return FloorResult([int(h.position) for h in fl.hits], f"floor ({fl.scorer})", bool(fl.partial))
+        hits = index.search(query, "dense", n)
+        return FloorResult([index.corpus.position[h.id] for h in hits], "stand-in: dense top-n", False)
+    hits = index.search(query, "bm25", n)
+    return FloorResult([index.corpus.position[h.id] for h in hits], "stand-in: bm25 top-n (index has no dense vectors)",
+                       False)
+
+
+def best_chunk(ser: Serendipity, record: int, qvec: np.ndarray | None = None, marker: int | None = None) -> int:
+    """The record's chunk closest to the query, or the one where `marker` is strongest."""
+    offs = _offsets(ser)
+    lo, hi = int(offs[record]), int(offs[record + 1])
+    if hi <= lo:
+        return -1
+    if marker is not None:
+        col = np.asarray(ser.codes[lo:hi, marker].todense()).ravel()
+        return lo + int(np.argmax(col))
+    if qvec is None:
+        return lo
+    return lo + int(np.argmax(np.asarray(ser.chunks.vectors[lo:hi]) @ qvec))
+
+
+def _offsets(ser: Serendipity) -> np.ndarray:
+    if getattr(ser, "_offs", None) is None:
+        ser._offs = ser.chunks.offsets(len(ser.index.corpus))
+    return ser._offs
+
+
+def connections(ser: Serendipity, query: str, dial: int = 3, session_id: str = "default", seed: int = 42,
+                n: int = 28, pool: int = 376, min_floor_support: int = 2, db: SerDB | None = None,
+                floor: FloorResult | None = None) -> dict:
+    """Floor + blind-mixed seated passages; returns the mixed list and the trace id (panel withheld)."""
+    if not query or not query.strip():
+        raise InputError("empty query")
+    if not (0 <= int(dial) <= MAX_DIAL):
+        raise InputError(f"dial must be between 0 and {MAX_DIAL}, got {dial}")
+    cert = ser.certificate
+    if cert is None:
+        raise InputError("no certificate; run `sidelight certify INDEX` first")
+    if not cert.passed:
+        s = cert.summary
+        raise CertificateRefused(
+            f"the certificate FAILED its placebo test ({s['target_passes']} target passes vs placebo mean "
+            f"{s['placebo_mean']:.1f}; rule: {s['rule']}); seating refuses to use it")
+    db = db or SerDB.for_index(ser.index)
+    index = ser.index
+    records, ids = index.corpus.records, index.corpus.ids
+    floor = floor or get_floor(index, query, n, pool)
+    qvec = ser.embedder().encode([query], kind="query")[0]
+    qm = ser.query_markers(query)
+    support: dict[int, int] = {}
+    floor_chunks = {}
+    for p in floor.positions:
+        c = best_chunk(ser, p, qvec)
+        floor_chunks[p] = c
+        if c >= 0:
+            row = ser.codes[c]
+            for f in row.indices[row.data > 0]:
+                support[int(f)] = support.get(int(f), 0) + 1
+    profile = qm | {f for f, k in support.items() if k >= min_floor_support}
+    seating = select_seats(cert.pairs, set(floor.positions), profile, dial, db.usage(session_id),
+                           rng_for(seed, query, "seats"), db.ruled_markers(), db.ruled_pairs(), ids)
+    graph_applied = cert.summary.get("graph", "").startswith("applied")
+    seated = []
+    for s in seating.seats:
+        c = best_chunk(ser, s.seated_pos, marker=s.marker)
+        seated.append({"id": ids[s.seated_pos], "position": s.seated_pos, "chunk": c, "marker": s.marker,
+                       "label": ser.label(s.marker), "floor_end": ids[s.floor_pos], "pair": s.pair,
+                       "signature": list(s.signature)})
+    items = [{"id": ids[p], "title": records[p].title, "text": _chunk_text(ser, floor_chunks[p], p)}
+             for p in floor.positions]
+    items += [{"id": s["id"], "title": records[s["position"]].title, "text": _chunk_text(ser, s["chunk"], s["position"])}
+              for s in seated]
+    order = rng_for(seed, query, "mix").permutation(len(items))
+    mixed = [items[i] for i in order]
+    panel = seating.header() + "".join(
+        "\n\n" + pair_panel(cert.pairs, s["pair"], ids, s["label"], graph_applied) for s in seated)
+    trace_id = uuid.uuid4().hex
+    db.write("INSERT INTO ser_traces (trace_id, created_at, query, session_id, dial, seed, certificate_id, mixed, "
+             "seated, panel) VALUES (?,?,?,?,?,?,?,?,?,?)",
+             (trace_id, now(), query, session_id, int(dial), int(seed), ser.meta["certificate"]["id"],
+              json.dumps([m["id"] for m in mixed]), json.dumps(seated), panel))
+    db.add_usage(session_id, [s.marker for s in seating.seats])
+    return {"trace_id": trace_id, "query": query, "dial": int(dial), "session": session_id, "seed": int(seed),
+            "floor_source": floor.source, "partial": floor.partial, "passages": mixed,
+            "seating": {"offered": int(dial), "filled": len(seated), "shortfall": seating.shortfall}}
+
+
+def _chunk_text(ser: Serendipity, c: int, p: int) -> str:
+    if c is None or c < 0:
+        return ser.index.corpus.records[p].text[:600]
+    return ser.chunks.text(ser.index.corpus.records, c)
+
+
+def check_hash(answer_sha256) -> str:
+    if answer_sha256 is None or not str(answer_sha256).strip():
+        raise RevealRefused("reveal refused: submit the SHA-256 of your answer first (64 hex characters); "
+                            "the panel is shown only after the answer is fixed")
+    h = str(answer_sha256).strip().lower()
+    if not _HEX64.match(h):
+        raise RevealRefused(f"reveal refused: {answer_sha256!r} is not a SHA-256 (64 hex characters)")
+    return h
+
+
+def reveal(db: SerDB, trace_id: str, answer_sha256: str | None) -> dict:
+    """Which passages were seated, via which marker, and the panel — after the answer hash."""
+    rows = db.rows("SELECT query, seated, panel, answer_sha256 FROM ser_traces WHERE trace_id = ?", (trace_id,))
+    if not rows:
+        raise InputError(f"unknown serendipity trace {trace_id!r}")
+    query, seated, panel, stored = rows[0]
+    h = check_hash(answer_sha256)
+    if stored is None:
+        cur = db.write("UPDATE ser_traces SET answer_sha256 = ?, revealed_at = ? WHERE trace_id = ? "
+                       "AND answer_sha256 IS NULL", (h, now(), trace_id))
+        if cur.rowcount == 0:  # another process recorded one first
+            stored = db.rows("SELECT answer_sha256 FROM ser_traces WHERE trace_id = ?", (trace_id,))[0][0]
+    if stored is not None and stored != h:
+        raise RevealRefused(f"reveal refused: trace {trace_id} already has answer hash {stored[:12]}…; "
+                            "the answer changed after it was recorded")
+    return {"trace_id": trace_id, "query": query, "answer_sha256": h, "seated": json.loads(seated), "panel": panel}

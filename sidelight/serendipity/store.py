@@ -1,0 +1,254 @@
+"""The serendipity folder beside an index's own files: ``INDEX/serendipity/``.
+
+Layout (each stage its own subfolder, written to a temporary name and renamed into place, so a
+reader sees a whole stage or the previous one; the main index files are never rewritten)::
+
+    INDEX/serendipity/chunks/       meta.json, chunk_record.npy, chunk_span.npy, chunk_vectors.npy
+    INDEX/serendipity/sae/          meta.json (config + FVE, dead, time), sae.npz, codes.npz, labels.json
+    INDEX/serendipity/certificate/  meta.json (config + summary incl. verdict), pairs.npz
+
+Every stage records the id of what it was built from (corpus hash -> chunks -> SAE); a stage
+whose upstream changed is stale and is rebuilt. Re-saving the index itself (``sidelight add`` /
+``delete``) replaces the index folder and so drops ``serendipity/`` (it is derived data; run
+``sidelight certify`` again). Mutable data — traces, session usage, verdicts, rulings — lives in
+``INDEX/state.sqlite`` (tables ``ser_*``, see `db.py`), which survives index rewrites.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..config import cache_dir
+from ..errors import InputError
+from ..index import store as index_store
+from .certify import CertConfig, Certificate, run_certificate, word_tokens
+from .chunks import DEFAULT_BUDGET, Chunks, encode_cached, make_chunks, record_text
+from .markers import label_markers
+from .sae import SAE, SAEConfig, top_k_codes, train_sae
+
+FOLDER = "serendipity"
+
+
+@dataclass(frozen=True)
+class SerendipityConfig:
+    budget: int = DEFAULT_BUDGET
+    spec: str = "minilm"  # embedder when the index has no dense vectors
+    sae: SAEConfig = field(default_factory=SAEConfig)
+    resolutions: tuple[int, ...] = ()  # top-k values for signatures; default (k, k/2, k/4)
+    cert: CertConfig = field(default_factory=CertConfig)
+    batch_size: int = 32
+    threads: int = 2
+
+    def ks(self) -> tuple[int, ...]:
+        if self.resolutions:
+            return tuple(sorted({int(k) for k in self.resolutions if 1 <= k <= self.sae.k} | {self.sae.k}, reverse=True))
+        k = self.sae.k
+        return tuple(sorted({k, max(1, k // 2), max(1, k // 4)}, reverse=True))
+
+
+def _id(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _write(dest: Path, meta: dict, writer) -> None:
+    with index_store.atomic_folder(dest) as tmp:
+        writer(tmp)
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=_jsonable))
+
+
+def _jsonable(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _read_meta(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / "meta.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+class Serendipity:
+    """Chunks, SAE, codes, labels and certificate of one index (load or build)."""
+
+    def __init__(self, index, config: SerendipityConfig = SerendipityConfig()):
+        if index.path is None:
+            raise InputError("serendipity data lives inside a saved index folder; save the index first")
+        self.index, self.config = index, config
+        self.root = Path(index.path) / FOLDER
+        self.chunks: Chunks | None = None
+        self.sae: SAE | None = None
+        self.codes: sp.csr_matrix | None = None
+        self.labels: list[dict] | None = None
+        self.certificate: Certificate | None = None
+        self.meta: dict[str, dict] = {}
+        self._embedder = None
+        self._resolutions: dict[int, sp.csr_matrix] = {}
+
+    # ---- the embedder and record vectors -------------------------------------------------------
+    def embedder(self):
+        if self._embedder is None:
+            if self.index.dense is not None:
+                self._embedder = self.index.dense.embedder()
+            else:
+                from ..models.embedder import Embedder
+
+                self._embedder = Embedder.from_spec(self.config.spec, threads=self.config.threads)
+        return self._embedder
+
+    def record_vectors(self) -> tuple[np.ndarray, str]:
+        """Kinship vectors: the index's dense vectors, else the normalised mean of each record's chunks."""
+        if self.index.dense is not None:
+            return np.asarray(self.index.dense.vectors, np.float32), "index dense vectors"
+        ch = self.chunks
+        n = len(self.index.corpus)
+        P = sp.csr_matrix((np.ones(len(ch)), (ch.record, np.arange(len(ch)))), shape=(n, len(ch)))
+        v = np.asarray(P @ np.asarray(ch.vectors, np.float64), np.float32)
+        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        return v, "normalised mean of chunk vectors (index has no dense vectors)"
+
+    # ---- stages -----------------------------------------------------------------------------
+    def corpus_id(self) -> str:
+        return self.index.manifest.get("corpus", {}).get("hash") or self.index.corpus.content_hash()
+
+    def ensure(self, progress: bool = False, rebuild: bool = False, certificate: bool = True) -> "Serendipity":
+        self.ensure_chunks(progress, rebuild)
+        self.ensure_sae(progress, rebuild)
+        if certificate:
+            self.ensure_certificate(progress, rebuild)
+        return self
+
+    def ensure_chunks(self, progress: bool = False, rebuild: bool = False) -> Chunks:
+        folder = self.root / "chunks"
+        want = {"corpus": self.corpus_id(), "budget": self.config.budget}
+        meta = _read_meta(folder)
+        if not rebuild and meta and all(meta.get(k) == v for k, v in want.items()) and self._model_ok(meta):
+            self.chunks, self.meta["chunks"] = Chunks.load(folder, meta), meta
+            return self.chunks
+        emb = self.embedder()
+        records = self.index.corpus.records
+        t0 = time.perf_counter()
+        ch = make_chunks(records, self.config.budget, emb.tokenizer, progress)
+        ch.vectors = encode_cached(emb, ch.texts(records), cache_dir() / "serendipity", self.config.batch_size, progress)
+        meta = {**want, "model": emb.identity, "seconds": round(time.perf_counter() - t0, 2),
+                "id": _id([want, emb.identity])}
+        meta.update({"chunks": len(ch), "counter": ch.counter, "dim": int(ch.vectors.shape[1])})
+        _write(folder, meta, ch.save)
+        self.chunks, self.meta["chunks"] = Chunks.load(folder, meta), meta
+        return self.chunks
+
+    def _model_ok(self, meta: dict) -> bool:
+        if self.index.dense is not None:
+            return meta.get("model", {}).get("onnx_sha256") == self.index.dense.identity.get("onnx_sha256")
+        return True
+
+    def ensure_sae(self, progress: bool = False, rebuild: bool = False) -> SAE:
+        folder = self.root / "sae"
+        up = self.meta["chunks"]["id"]
+        want = {"chunks": up, "config": asdict(self.config.sae)}
+        meta = _read_meta(folder)
+        if not rebuild and meta and meta.get("chunks") == up and meta.get("config") == want["config"]:
+            self._load_sae(folder, meta)
+            return self.sae
+        x = np.asarray(self.chunks.vectors, np.float32)
+        sae = train_sae(x, self.config.sae, progress)
+        codes = sae.encode(x)
+        labels = label_markers(codes, self.chunks.texts(self.index.corpus.records), np.asarray(self.chunks.record),
+                               len(self.index.corpus))
+        meta = {**want, "stats": sae.stats, "id": _id([want, sae.stats.get("fve")])}
+
+        def write(tmp: Path) -> None:
+            sae.save(tmp)
+            sp.save_npz(tmp / "codes.npz", codes)
+            (tmp / "labels.json").write_text(json.dumps(labels, ensure_ascii=False))
+
+        _write(folder, meta, write)
+        self._load_sae(folder, meta)
+        return self.sae
+
+    def _load_sae(self, folder: Path, meta: dict) -> None:
+        self.sae = SAE.load(folder, meta.get("stats"))
+        self.codes = sp.load_npz(folder / "codes.npz").tocsr()
+        self.labels = json.loads((folder / "labels.json").read_text())
+        self.meta["sae"] = meta
+        self._resolutions = {}
+
+    def resolutions(self) -> dict[int, sp.csr_matrix]:
+        if not self._resolutions:
+            for k in self.config.ks():
+                self._resolutions[k] = self.codes if k >= self.sae.k else top_k_codes(self.codes, k)
+        return self._resolutions
+
+    def ensure_certificate(self, progress: bool = False, rebuild: bool = False) -> Certificate:
+        folder = self.root / "certificate"
+        up = self.meta["sae"]["id"]
+        want = {"sae": up, "config": asdict(self.config.cert), "ks": list(self.config.ks()),
+                "graph_edges": int(self.index.graph.n_edges),
+                "kinship": "dense" if self.index.dense is not None else "chunk-mean"}
+        meta = _read_meta(folder)
+        if not rebuild and meta and all(meta.get(k) == v for k, v in want.items()):
+            self._load_certificate(folder, meta)
+            return self.certificate
+        vectors, how = self.record_vectors()
+        records = self.index.corpus.records
+        adj = self.index.graph.undirected() if self.index.graph.n_edges else None
+        cert = run_certificate(np.asarray(self.chunks.record), len(records), self.codes, vectors, adj,
+                               lambda r: word_tokens(record_text(records[r])), self.resolutions(),
+                               self.config.cert, progress)
+        cert.summary["kinship_vectors"] = how
+        cert.summary["sae"] = {k: self.meta["sae"]["stats"].get(k) for k in
+                               ("width", "k", "fve", "dead", "train_seconds")}
+        meta = {**want, "summary": cert.summary, "id": _id([want, cert.summary["target_passes"]])}
+
+        def write(tmp: Path) -> None:
+            np.savez(tmp / "pairs.npz", **cert.pairs)
+
+        _write(folder, meta, write)
+        self._load_certificate(folder, meta)
+        return self.certificate
+
+    def _load_certificate(self, folder: Path, meta: dict) -> None:
+        z = np.load(folder / "pairs.npz")
+        pairs = {k: z[k] for k in z.files}
+        s = meta["summary"]
+        self.certificate = Certificate(meta["config"], s, pairs, np.asarray(s["kinship_edges"]),
+                                       np.asarray(s["thresholds"]))
+        self.meta["certificate"] = meta
+
+    def load(self) -> "Serendipity":
+        """Open what is on disk without building anything (InputError naming the missing stage)."""
+        for stage in ("chunks", "sae", "certificate"):
+            meta = _read_meta(self.root / stage)
+            if meta is None:
+                raise InputError(f"{self.index.path}: no serendipity {stage} yet; run `sidelight certify {self.index.path}`")
+            if stage == "chunks":
+                if meta.get("corpus") != self.corpus_id():
+                    raise InputError(f"{self.index.path}: serendipity chunks are stale (the corpus changed); "
+                                     "run `sidelight certify` again")
+                self.chunks, self.meta["chunks"] = Chunks.load(self.root / stage, meta), meta
+            elif stage == "sae":
+                self._load_sae(self.root / stage, meta)
+            else:
+                self._load_certificate(self.root / stage, meta)
+        return self
+
+    # ---- queries ----------------------------------------------------------------------------
+    def query_markers(self, query: str) -> set[int]:
+        vec = self.embedder().encode([query], kind="query")
+        idx, vals = self.sae.topk(vec)
+        return {int(i) for i, v in zip(idx[0], vals[0]) if v > 0}
+
+    def label(self, f: int) -> str:
+        return self.labels[f]["label"] if self.labels else f"f{f}"

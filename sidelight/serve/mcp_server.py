@@ -1,0 +1,116 @@
+"""`sidelight mcp INDEX`: the lanes as MCP tools for an LLM client (official `mcp` SDK, `MCPServer`).
+
+Transports: stdio (default) or streamable HTTP (`--http PORT`, loopback, path `/mcp`). The tools
+call the same `Service` as the HTTP API, so budgets, fallback labels, traces and the query log
+(interface "mcp") are shared. Refusals come back as tool errors whose text starts with the same
+stable code the HTTP API uses (e.g. ``unknown_trace: ...``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .engine import ApiError, Service
+
+INSTRUCTIONS = (
+    "sidelight retrieves records from one index in separate lanes that are never fused. Call search_channels "
+    "with the user's question, read every lane yourself and decide which records you actually use. Retrieval "
+    "is not validation: a hit is a candidate, not evidence that it is correct, relevant or endorsed. When you use "
+    "a record, call record_success with the trace_id of the lane you took it from and that record's node id, and "
+    "mention both in your answer. Answers that skipped or cut a stage say so (fallback, partial): mention it when "
+    "it matters.")
+
+SEARCH_CHANNELS = (
+    "Search one query in independent lanes, each with its own trace_id; nothing is fused and scores compare only "
+    "within a lane.\n"
+    "- lexical: BM25 only; records whose name or text explicitly matches the query words (direct lookups; the "
+    "safe lane for a named thing).\n"
+    "- dense (when the index has vectors and the model is loaded): embedding cosine; close in meaning without "
+    "shared words.\n"
+    "- relation: records linked by stored graph edges to the records the query names. Each hit carries its edge "
+    "path; an edge says two records are linked, not that one confirms, implies or equals the other.\n"
+    "agreement_node_ids lists ids found in more than one lane (not a combined score). Being retrieved does not "
+    "mean selected, validated or used. If you use a record, call record_success(trace_id of THAT lane, node_id) "
+    "and report the trace id and node id you used. fallback ('lexical-only': dense stage skipped, e.g. model still "
+    "loading) and partial (time budget ran out) label a reduced answer; stages lists what ran.")
+
+RECORD_SUCCESS = (
+    "Report that you actually used a record: pass the trace_id of the lane that returned it and its node_id (the "
+    "hit's id). Only a relation-lane success strengthens that hit's edge path (changed_edges lists old -> new "
+    "weight per credited edge); a lexical or dense success is recorded and changes no edge. A node can only be "
+    "credited through a trace that returned it; repeating a call changes nothing. Do not call it for records you "
+    "merely looked at. Mention the trace id and node id in your answer.")
+
+SEARCH = (
+    "Top-k records of one named ranking method (default 'bm25'; others include 'tfidf', 'dense', 'rrf', "
+    "'bm25+ppr'; see the readiness resource for the list). Scores compare only within the method. Stores no "
+    "trace, so its hits cannot be credited: use search_channels when you may report what you used. A dense "
+    "method answers with BM25 and fallback='lexical-only' while the model loads.")
+
+CONNECTIONS = (
+    "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "
+    "seats (0 = none). The panel stays hidden until you have finished your answer and called reveal with its "
+    "SHA-256; a surprising connection is a prompt to think, not evidence. Answers 'not available' until the lane "
+    "exists in this build.")
+
+REVEAL = (
+    "Reveal the connections panel of a connections trace after you have written your answer: pass that trace_id "
+    "and the SHA-256 (64 hex digits) of your finished answer, so later changes to the answer can be detected. "
+    "Answers 'not available' until the serendipity lane exists in this build.")
+
+
+def build_server(service: Service, name: str = "sidelight"):
+    """An `MCPServer` exposing `service` (tools + the `sidelight://readiness` resource)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def call(fn, *args) -> dict:
+        try:
+            return fn(*args)
+        except ApiError as exc:
+            if exc.status == 501:
+                return {"available": False, "code": exc.code, "message": exc.message}
+            raise ToolError(f"{exc.code}: {exc.message}") from None
+
+    @server.tool(name="search_channels", description=SEARCH_CHANNELS)
+    def search_channels(query: str, limit: int = 10) -> dict[str, Any]:
+        return call(service.channels, query, limit, None, None)
+
+    @server.tool(name="record_success", description=RECORD_SUCCESS)
+    def record_success(trace_id: str, node_id: str) -> dict[str, Any]:
+        return call(service.feedback, trace_id, node_id)
+
+    @server.tool(name="search", description=SEARCH)
+    def search(query: str, method: str = "bm25", k: int = 10) -> dict[str, Any]:
+        return call(service.search, query, method, k, None)
+
+    @server.tool(name="connections", description=CONNECTIONS)
+    def connections(query: str, dial: int = 3) -> dict[str, Any]:
+        return call(service.connections, query, dial, None, None)
+
+    @server.tool(name="reveal", description=REVEAL)
+    def reveal(trace_id: str, answer_sha256: str) -> dict[str, Any]:
+        return call(service.reveal, trace_id, answer_sha256)
+
+    @server.resource("sidelight://readiness", name="readiness", mime_type="application/json",
+                     description="Readiness: index loaded, dense model state, certificate status, available "
+                                 "features and ranking methods.")
+    def readiness() -> str:
+        h = service.health()
+        h["methods"] = service.methods()
+        return json.dumps(h, ensure_ascii=False)
+
+    return server
+
+
+def run(service: Service, http_port: int | None = None, host: str = "127.0.0.1") -> None:
+    """Serve over stdio, or streamable HTTP on `host:http_port` (path /mcp)."""
+    service.start()
+    server = build_server(service)
+    if http_port is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=int(http_port))
