@@ -81,6 +81,16 @@ def edge_shares(graph: Graph, weights: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def _cached_shares(graph: Graph, w: np.ndarray) -> np.ndarray:
+    """edge_shares for `w`, reused while the same read-only weight array comes back (base or overlay)."""
+    cached = graph.__dict__.get("_shares")
+    if cached is not None and cached[0] is w and not w.flags.writeable:
+        return cached[1]
+    share = edge_shares(graph, w)
+    graph.__dict__["_shares"] = (w, share)
+    return share
+
+
 def _expand(graph: Graph, share: np.ndarray, prev: _Layer, decay: float) -> _Layer | None:
     starts, ends = graph.indptr[prev.nodes], graph.indptr[prev.nodes + 1]
     lens = ends - starts
@@ -123,7 +133,7 @@ def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, we
         if s not in uniq:
             uniq.append(s)
     w = _effective(graph, weights)
-    share = edge_shares(graph, w)
+    share = _cached_shares(graph, w)
     seed_set = set(uniq)
     tr = np.arange(n) if tie_rank is None else np.asarray(tie_rank)
     runs: list[list[_Layer]] = []

@@ -48,7 +48,7 @@ button.credit{grid-column:3;font-size:.78rem;border:1px solid var(--line);backgr
 button.credit:hover{border-color:var(--acc)}
 button.credit.done{background:#c6f6d5}
 .missing{color:var(--warn);font-size:.85rem}
-#feedback{margin-top:.8rem;background:var(--card);border:1px solid var(--line);border-radius:.45rem;padding:.5rem .8rem}
+#feedback{margin:.2rem 0 .8rem;background:var(--card);border:1px solid var(--line);border-radius:.45rem;padding:.5rem .8rem}
 #feedback:empty{display:none}
 table{border-collapse:collapse;font-size:.88rem}
 td,th{border:1px solid var(--line);padding:.2rem .5rem;text-align:left;vertical-align:top}
@@ -85,8 +85,8 @@ kbd{font:11px ui-monospace,monospace;border:1px solid #a0aec0;border-bottom-widt
   <div class="hint"><kbd>/</kbd> search · <kbd>Enter</kbd> run · <kbd>j</kbd>/<kbd>k</kbd> move · <kbd>f</kbd> credit the selected hit as used ·
     lanes are never fused: scores compare only within a lane; retrieval is not validation.</div>
   <div id="labels"></div>
-  <div id="lanes"></div>
   <div id="feedback" aria-live="polite"></div>
+  <div id="lanes"></div>
 </section>
 <section id="tab-corpus" hidden><div id="corpus">loading…</div></section>
 <section id="tab-report" hidden><div id="report">loading…</div></section>
@@ -228,8 +228,11 @@ function wireConn() {
   const dial = $("#dial"); if (!dial) return;
   dial.oninput = () => { $("#dialv").textContent = dial.value; };
   $("#conn-run").onclick = async () => {
-    try { state.conn = await api("/api/connections", {query: state.result.query, dial: +dial.value});
-      $("#conn-out").innerHTML = `<p class="small">connections fetched (hidden until reveal); trace ${esc(state.conn.connections.trace_id || "")}</p>`; }
+    try { state.conn = await api("/api/connections", {query: state.result.query, dial: +dial.value, budget_ms: +$("#budget").value || 5000});
+      const c = state.conn.connections;
+      if (!c) { $("#conn-out").innerHTML = `<p class="missing">connections cut by the time budget (partial)</p>`; return; }
+      $("#conn-out").innerHTML = `<p class="small">floor: ${esc(c.floor_source)}${c.partial ? " (partial)" : ""} · ${c.seating.filled} of ${c.seating.offered} seat(s) filled, mixed in unlabeled · trace <code>${esc(c.trace_id)}</code></p>` +
+        `<ol class="hits">${c.passages.map((p, i) => `<li class="hit" data-node="${esc(p.id)}"><span class="rank">${i + 1}</span><span><span class="title">${esc(p.title)}</span> <span class="id">${esc(p.id)}</span><br><span class="small">${esc(p.text.slice(0, 160))}</span></span></li>`).join("")}</ol>`; }
     catch (e) { $("#conn-out").innerHTML = `<span class="err">${esc(e.message)}</span>`; }
   };
   $("#reveal").onclick = async () => {
@@ -238,8 +241,9 @@ function wireConn() {
       const buf = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
       const hex = Array.from(new Uint8Array(buf)).map(b => b.toString(16).padStart(2, "0")).join("");
       const tid = state.conn && state.conn.connections && state.conn.connections.trace_id;
+      if (!tid) throw new Error("fetch connections first");
       const r = await api("/api/reveal", {trace_id: tid, answer_sha256: hex});
-      $("#conn-out").innerHTML = `<pre>${esc(JSON.stringify(r.reveal, null, 2))}</pre>`;
+      $("#conn-out").insertAdjacentHTML("afterbegin", `<p class="small">answer hash <code>${hex.slice(0, 16)}…</code> recorded; seated: ${esc(r.reveal.seated.map(x => x.id).join(", ") || "none")}</p><pre style="white-space:pre-wrap;font-size:.8rem">${esc(r.reveal.panel)}</pre>`);
     } catch (e) { $("#conn-out").innerHTML = `<span class="err">${esc(e.message)}</span>`; }
   };
 }
