@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DEBIAN_PACKAGES := dict-foldoc wordnet-base
+DEBIAN_PACKAGES := dict-foldoc wordnet-base chromium chromium-driver
 
 .PHONY: install demo test bench clean debian
 
@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	touch $(STAMP)
 
-# FOLDOC and WordNet come from Debian packages; install them when root, else say how.
+# FOLDOC and WordNet (and Chromium + its driver for the lab-page browser test) come from Debian packages;
+# install them when root, else say how.
 debian:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import InputError
 from ..lab.metrics import evaluate_per_query
 from .fusion import RRF_K
-from .hybrid import COMPONENT_OPTIONS, complete_rankings, component_scores
+from .hybrid import COMPONENT_OPTIONS, component_scores
 from .methods import register
 from .ranking import Ranking, top_k
 
@@ -211,6 +211,7 @@ def fit_learned(index: "Index", queries: Mapping[str, str], qrels: Mapping[str, 
     dev = {}
     models = {}
     for c in sorted(float(c) for c in c_grid):
+        # the default penalty is L2 (scikit-learn 1.8 deprecates passing penalty="l2")
         lr = LogisticRegression(C=c, class_weight="balanced", solver="lbfgs", max_iter=max_iter)
         lr.fit(X, y)
         models[c] = (lr.coef_[0].astype(np.float64), float(lr.intercept_[0]))

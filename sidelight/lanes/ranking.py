@@ -46,7 +46,9 @@ def top_k(scores: np.ndarray, k: int | None, id_rank: np.ndarray, positive_only:
 
 def select_top(cand: np.ndarray, vals: np.ndarray, k: int | None, id_rank: np.ndarray) -> Ranking:
     """The k best of positions `cand` with scores `vals` (finite), ties by `id_rank`; no full sort."""
-    if k is not None and k < len(cand):
+    if k is not None and k <= 0:
+        cand, vals = cand[:0], vals[:0]
+    elif k is not None and k < len(cand):
         kth = np.partition(vals, len(vals) - k)[len(vals) - k]
         keep = vals >= kth  # keeps every tie at the boundary; the sort below settles them
         cand, vals = cand[keep], vals[keep]

@@ -97,7 +97,7 @@ def connections(ser: Serendipity, query: str, dial: int = 3, session_id: str = "
     records, ids = index.corpus.records, index.corpus.ids
     floor = floor or get_floor(index, query, n, pool)
     qvec = ser.embedder().encode([query], kind="query")[0]
-    qm = ser.query_markers(query)
+    qm = ser.query_markers(query, qvec)
     support: dict[int, int] = {}
     floor_chunks = {}
     for p in floor.positions:

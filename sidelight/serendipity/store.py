@@ -245,9 +245,11 @@ class Serendipity:
         return self
 
     # ---- queries ----------------------------------------------------------------------------
-    def query_markers(self, query: str) -> set[int]:
-        vec = self.embedder().encode([query], kind="query")
-        idx, vals = self.sae.topk(vec)
+    def query_markers(self, query: str, vec: np.ndarray | None = None) -> set[int]:
+        """Markers active in the query's SAE code (the query embedded as a query)."""
+        if vec is None:
+            vec = self.embedder().encode([query], kind="query")[0]
+        idx, vals = self.sae.topk(np.asarray(vec, np.float32)[None, :])
         return {int(i) for i, v in zip(idx[0], vals[0]) if v > 0}
 
     def label(self, f: int) -> str:

@@ -118,7 +118,7 @@ async function health() {
     $("#health").innerHTML =
       `<span class="badge ok" title="${esc(h.index.path)}">${esc(h.index.corpus)} · ${h.index.records.toLocaleString()} records · ${h.index.edges.toLocaleString()} edges</span>` +
       `<span class="badge ${dcls}" id="dense-badge">${esc(dtxt)}</span>` +
-      `<span class="badge ${c.status === "not-available" ? "off" : "ok"}" title="${esc(c.reason || "")}">certificate: ${esc(c.status)}</span>` +
+      `<span class="badge ${c.status === "pass" ? "ok" : (c.status === "fail" ? "bad" : "off")}" title="${esc(c.reason || "")}">certificate: ${esc(c.status)}</span>` +
       Object.entries(state.features).map(([k, v]) => `<span class="badge ${v ? "ok" : "off"}" title="${v ? "available" : "not available yet"}">${esc(k)}${v ? "" : " –"}</span>`).join("");
     if (d.present && !d.model_ready && d.model_state !== "failed") setTimeout(health, 1000);
   } catch (e) { $("#health").innerHTML = `<span class="badge bad">server unreachable</span>`; setTimeout(health, 3000); }

@@ -31,3 +31,7 @@ def test_non_finite_scores_fail_closed():
     for bad in (np.nan, np.inf, -np.inf):
         with pytest.raises(NonFiniteScoreError):
             top_k(np.array([1.0, bad, 0.5]), 2, np.arange(3))
+
+
+def test_k_zero_gives_an_empty_ranking():
+    assert len(top_k(np.array([1.0, 2.0]), 0, np.arange(2))) == 0

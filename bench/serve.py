@@ -1,0 +1,213 @@
+"""Bounded load test of `sidelight serve` on loopback: throughput, latency percentiles, errors, partial share.
+
+    .venv/bin/python bench/serve.py [--index DIR] [--json OUT] [--clients 20] [--requests 2000]
+
+Starts `sidelight serve INDEX --port P` (127.0.0.1, an ephemeral port) as a child process (the
+FOLDOC index is built in a temporary folder when --index is not given), waits for /health, then:
+
+1. mixed phase: `--clients` threads share `--requests` requests over the lanes — channels (50%),
+   search bm25 (20%), search tfidf (10%), feedback on a relation hit of an earlier answer (10%),
+   health (10%) — with the default time budget;
+2. short-budget phase: `--short-requests` channels requests with budget_ms=`--short-budget`,
+   counting the responses labelled partial (the relation stage skipped or cut).
+
+Every loop is bounded in count and by `--max-seconds`; traffic goes to 127.0.0.1 only. An error
+is any non-2xx response or a failed request (goal: 0). The server keeps its own query log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import print_table, write_json  # noqa: E402
+
+QUERIES = ["garbage collection", "object-oriented programming language", "virtual memory paging",
+           "compiler optimisation", "ethernet network protocol", "regular expression", "unix shell",
+           "lisp machine", "relational database query", "operating system kernel", "functional programming",
+           "hypertext markup", "byte code interpreter", "packet switching", "file transfer protocol"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(sorted_ms: list[float], q: float) -> float:
+    if not sorted_ms:
+        return float("nan")
+    i = min(len(sorted_ms) - 1, max(0, round(q / 100 * (len(sorted_ms) - 1))))
+    return sorted_ms[i]
+
+
+def start_server(index: Path, port: int) -> subprocess.Popen:
+    exe = Path(sys.executable).with_name("sidelight")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from sidelight.cli import main; sys.exit(main())"]
+    proc = subprocess.Popen([*cmd, "serve", str(index), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {proc.stderr.read()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError("server did not become ready in 60 s")
+
+
+def run_phase(base: str, n_requests: int, clients: int, pick, max_seconds: float) -> dict:
+    """`clients` threads pull from one counter until `n_requests` were sent or time is up."""
+    lock = threading.Lock()
+    state = {"next": 0}
+    lat: list[float] = []
+    errors: list[str] = []
+    kinds: dict[str, int] = {}
+    partial = {"n": 0, "of": 0}
+    relation_hits: list[tuple[str, str]] = []
+    stop_at = time.monotonic() + max_seconds
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        with httpx.Client(base_url=base, timeout=30) as client:
+            while True:
+                with lock:
+                    if state["next"] >= n_requests or time.monotonic() > stop_at:
+                        return
+                    state["next"] += 1
+                kind, method, path, body = pick(rng, relation_hits)
+                t = time.perf_counter()
+                try:
+                    r = client.request(method, path, json=body)
+                    ms = (time.perf_counter() - t) * 1000
+                    ok = 200 <= r.status_code < 300
+                    data = r.json() if ok else None
+                except httpx.HTTPError as exc:
+                    ms, ok, data = (time.perf_counter() - t) * 1000, False, None
+                    r = exc
+                with lock:
+                    lat.append(ms)
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                    if not ok:
+                        errors.append(f"{kind}: {getattr(r, 'status_code', r)}")
+                    if data is not None and kind.startswith("channels"):
+                        partial["of"] += 1
+                        partial["n"] += bool(data.get("partial"))
+                        rel = data.get("relation")
+                        if rel and rel["hits"] and len(relation_hits) < 5000:
+                            relation_hits.append((rel["trace_id"], rng.choice(rel["hits"])["id"]))
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    wall = time.perf_counter() - t0
+    lat.sort()
+    return {"requests": len(lat), "clients": clients, "seconds": round(wall, 3),
+            "throughput_rps": round(len(lat) / wall, 1) if wall else None,
+            "p50_ms": round(percentile(lat, 50), 2), "p95_ms": round(percentile(lat, 95), 2),
+            "p99_ms": round(percentile(lat, 99), 2), "max_ms": round(lat[-1], 2) if lat else None,
+            "errors": len(errors), "error_samples": errors[:5], "by_kind": kinds,
+            "partial_share": round(partial["n"] / partial["of"], 4) if partial["of"] else None,
+            "partial_of": partial["of"]}
+
+
+def mixed_pick(rng: random.Random, relation_hits: list):
+    x = rng.random()
+    q = rng.choice(QUERIES)
+    if x < 0.5:
+        return "channels", "POST", "/api/channels", {"query": q, "limit": 10}
+    if x < 0.7:
+        return "search:bm25", "POST", "/api/search", {"query": q, "method": "bm25", "k": 10}
+    if x < 0.8:
+        return "search:tfidf", "POST", "/api/search", {"query": q, "method": "tfidf", "k": 10}
+    if x < 0.9 and relation_hits:
+        trace, node = rng.choice(relation_hits)
+        return "feedback", "POST", "/api/feedback", {"trace_id": trace, "node_id": node}
+    return "health", "GET", "/health", None
+
+
+def short_pick(budget_ms: int):
+    def pick(rng: random.Random, relation_hits: list):
+        return "channels:short", "POST", "/api/channels", {"query": rng.choice(QUERIES), "budget_ms": budget_ms}
+
+    return pick
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--index", type=Path, help="an index folder (default: FOLDOC built in a temporary folder)")
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--clients", type=int, default=20)
+    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--short-requests", type=int, default=500)
+    ap.add_argument("--short-budget", type=int, default=5, help="budget_ms of the short-budget phase")
+    ap.add_argument("--max-seconds", type=float, default=300, help="hard cap per phase")
+    args = ap.parse_args(argv)
+    if not (1 <= args.clients <= 64 and 1 <= args.requests <= 20_000 and 0 <= args.short_requests <= 20_000):
+        ap.error("clients 1..64, requests 1..20000, short-requests 0..20000")
+
+    tmp = None
+    index = args.index
+    if index is None:
+        from sidelight.corpus.foldoc import load_foldoc
+        from sidelight.index import Index
+
+        tmp = tempfile.TemporaryDirectory(prefix="sidelight-bench-serve-")
+        index = Path(tmp.name) / "foldoc"
+        Index.build(load_foldoc(), progress=False).save(index)
+    port = free_port()
+    proc = start_server(index, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=base, timeout=30) as c:  # warm up: first relation call builds caches
+            for q in QUERIES[:3]:
+                c.post("/api/channels", json={"query": q})
+            health = c.get("/health").json()
+        mixed = run_phase(base, args.requests, args.clients, mixed_pick, args.max_seconds)
+        short = run_phase(base, args.short_requests, args.clients, short_pick(args.short_budget), args.max_seconds) \
+            if args.short_requests else None
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if tmp is not None:
+            tmp.cleanup()
+
+    result = {"bench": "serve", "index": health["index"], "dense": health["dense"], "cpus": os.cpu_count(),
+              "server": "sidelight serve (uvicorn, 1 process) on 127.0.0.1", "mixed": mixed,
+              "short_budget": None if short is None else {**short, "budget_ms": args.short_budget}}
+    rows = [["mixed (default budget)", mixed["requests"], mixed["throughput_rps"], mixed["p50_ms"], mixed["p95_ms"],
+             mixed["p99_ms"], mixed["errors"], mixed["partial_share"]]]
+    if short:
+        rows.append([f"channels, budget {args.short_budget} ms", short["requests"], short["throughput_rps"],
+                     short["p50_ms"], short["p95_ms"], short["p99_ms"], short["errors"], short["partial_share"]])
+    print_table(["phase", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "partial share"], rows)
+    print(f"mixed by kind: {json.dumps(mixed['by_kind'])}")
+    if args.json:
+        write_json(args.json, result)
+    return 0 if mixed["errors"] == 0 and (short is None or short["errors"] == 0) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
