@@ -178,9 +178,8 @@ def latency(index: Index, method_params: dict[str, dict], queries: list[str], th
                         times[m].append((now() - t0) * 1e3)
             # stage split of the floor (one extra untimed-for-table pass)
             split = {"stage_one_ms": [], "stage_two_ms": [], "n_candidates": [], "n_lexical": []}
-            sc = floor_mod._cached_scorer(index, ms["floor"].params)
             for q in queries:
-                fl = floor_mod.build_floor(index, q, scorer=sc)
+                fl = floor_mod.floor_from_params(index, q, ms["floor"].params)
                 for key in split:
                     split[key].append(getattr(fl, key))
             res[str(t)] = {
@@ -203,9 +202,10 @@ def quality(index: Index, queries: dict, qrels: dict, variants: list[tuple[str, 
         if name == "floor":  # how often the pool holds the judged documents at all
             pos = index.corpus.position
             inpool, total, lex = 0, 0, []
-            sc = floor_mod._cached_scorer(index, get_method("floor", **params).params)
+            fparams = get_method("floor", **params).params
+            sc = floor_mod._cached_scorer(index, fparams)
             for qid, text in queries.items():
-                fl = floor_mod.build_floor(index, text, scorer=sc)
+                fl = floor_mod.floor_from_params(index, text, fparams)
                 members = set(fl.order.tolist())
                 rel = [pos[d] for d, g in qrels.get(qid, {}).items() if g > 0 and d in pos]
                 inpool += sum(p in members for p in rel)
@@ -297,11 +297,13 @@ def main(argv=None) -> int:
         base = [(m, m, learned_params if m == "learned" else {}) for m in ("dense", "bm25", "rrf", "learned") if m in reg]
         floors = [(f"floor scorer={s}", "floor", {"scorer": s, **(learned_params if s == "fusion" else {})})
                   for s in FLOOR_SCORERS]
+        floors.append(("floor fusion, no lexical channel", "floor",  # ablation, not a candidate default
+                       {"scorer": "fusion", "rare_terms": 0, **learned_params}))
         dev_q = {q: queries[q] for q in dev_ids}
         dev_rows = quality(index, dev_q, {q: train[q] for q in dev_ids}, base + floors)
         out["dev"] = dev_rows
         quality_table(f"DEV ({len(dev_ids)} train-split queries not used for fitting `learned`)", dev_rows)
-        frows = [r for r in dev_rows if r["method"] == "floor"]
+        frows = [r for r in dev_rows if r["method"] == "floor" and r["label"].startswith("floor scorer=")]
         best = max(frows, key=lambda r: (r["ndcg@10"], -FLOOR_SCORERS.index(r["params"]["scorer"])))
         winner = best["params"]["scorer"]
         out["dev_winner"] = {"scorer": winner, "scorer_name": best["scorer_name"], "ndcg@10": best["ndcg@10"],

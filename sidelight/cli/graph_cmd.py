@@ -42,12 +42,21 @@ def run_channels(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
+    print_channels(result)
+    return 0
+
+
+def print_channels(result) -> None:
+    """Each lane as its own table, relation hits with their edge paths; nothing is merged."""
     agree = set(result.agreement_node_ids)
     for lane in result.lanes():
         console.print(f"[bold]{lane.channel} lane[/bold]  trace {lane.trace_id}")
         if lane.channel == "relation":
             seeds = ", ".join(lane.params.get("seeds", [])) or "none"
             console.print(f"[dim]relation seeds: {fmt(seeds)}[/dim]")
+        if not lane.hits:
+            console.print(f"[dim]no {lane.channel} hit[/dim]")
+        elif lane.channel == "relation":
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], render_path(h["path"]))
                     for h in lane.hits]
             table(None, ["rank", "id", "activation", "path"], rows, [True, False, True, False])
@@ -55,11 +64,8 @@ def run_channels(args: argparse.Namespace) -> int:
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], h["title"][:60])
                     for h in lane.hits]
             table(None, ["rank", "id", "score", "title"], rows, [True, False, True, False])
-        if not lane.hits:
-            console.print(f"[dim]no {lane.channel} hit[/dim]")
     console.print("[dim]* in more than one lane. Scores compare only within a lane. Report back the trace id "
                   "and node id you actually used: sidelight feedback INDEX TRACE NODE[/dim]")
-    return 0
 
 
 def run_feedback(args: argparse.Namespace) -> int:

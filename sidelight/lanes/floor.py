@@ -453,13 +453,17 @@ def _cached_scorer(index: "Index", params: dict) -> SecondStage:
 def _floor(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     """The reranked pool, cut at k (the floor proper is its first `n`; records outside the pool are
     not ranked, so recall beyond the pool is 0)."""
+    return floor_from_params(index, query, params).ranking(k)
+
+
+def floor_from_params(index: "Index", query: str, params: dict) -> Floor:
+    """`build_floor` with the `floor` method's parameters (e.g. ``get_method("floor", ...).params``)."""
     rare = RareTerms(float(params["rare_max_df"]), int(params["rare_terms"]), int(params["rare_added"]))
     dl = params.get("deadline_ms")
-    fl = build_floor(index, query, int(params["pool"]), int(params["n"]),
-                     None if dl is None else float(dl) / 1e3, _cached_scorer(index, params), rare)
-    return fl.ranking(k)
+    return build_floor(index, query, int(params["pool"]), int(params["n"]),
+                       None if dl is None else float(dl) / 1e3, _cached_scorer(index, params), rare)
 
 
 __all__ = ["Floor", "FloorHit", "RareTerms", "SecondStage", "StageOne", "DenseScorer", "FusionScorer",
-           "CrossEncoderScorer", "build_floor", "make_scorer", "embed_twice", "rare_query_terms",
+           "CrossEncoderScorer", "build_floor", "floor_from_params", "make_scorer", "embed_twice", "rare_query_terms",
            "DEFAULT_SCORER", "DEFAULT_POOL", "DEFAULT_N"]
