@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from ..index import Index
 from ..lanes.channels import record_success
+from ..serve.querylog import QueryLog
 from .output import console, fmt, print_json, table
 
 
@@ -38,7 +40,11 @@ def render_path(path: list[dict]) -> str:
 
 def run_channels(args: argparse.Namespace) -> int:
     index = Index.load(args.index)
+    t = time.perf_counter()
     result = index.search_channels(args.query, args.limit, dense=False if args.no_dense else None)
+    QueryLog.for_index(index).append(
+        "cli", "channels", args.query, total_ms=(time.perf_counter() - t) * 1000.0,
+        lanes=[{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)} for lane in result.lanes()])
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -71,6 +77,8 @@ def print_channels(result) -> None:
 def run_feedback(args: argparse.Namespace) -> int:
     index = Index.load(args.index)
     res = record_success(index, args.trace, args.node)
+    QueryLog.for_index(index).append("cli", "feedback", None, lanes=[
+        {"channel": res.channel, "trace_id": res.trace_id, "node_id": res.node_id, "credited": len(res.changed_edges)}])
     changes = [{"source": c.source_id, "target": c.target_id, "type": c.type,
                 "old_weight": c.base_weight + c.delta_before, "new_weight": c.weight_after}
                for c in res.changed_edges]

@@ -40,7 +40,6 @@ test (same thresholds). Rule: the certificate FAILS when mean placebo passes >=
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
@@ -51,8 +50,8 @@ from scipy import stats
 
 from ..errors import InputError
 from ..progress import progress_bar
+from .rules import SpanChecker, graph_distances, shared_neighbours, word_tokens  # noqa: F401
 
-_WORD = re.compile(r"\w+")
 LN10 = math.log(10.0)
 
 
@@ -204,70 +203,6 @@ def bin_thresholds(evidence: np.ndarray, bins: np.ndarray, n_bins: int, q: float
 
 
 # ---- the remaining rules -----------------------------------------------------------------------
-class SpanChecker:
-    """Shared verbatim spans of >= L word tokens between two records (hashes of L-grams)."""
-
-    def __init__(self, tokens: Callable[[int], Sequence[str]], length: int):
-        self.tokens, self.length, self._cache = tokens, length, {}
-
-    def grams(self, r: int) -> set:
-        g = self._cache.get(r)
-        if g is None:
-            t = [w.lower() for w in self.tokens(r)]
-            L = self.length
-            g = {hash(tuple(t[i:i + L])) for i in range(len(t) - L + 1)}
-            self._cache[r] = g
-        return g
-
-    def shares(self, a: int, b: int) -> bool:
-        ga, gb = self.grams(a), self.grams(b)
-        return bool(ga) and bool(gb) and not ga.isdisjoint(gb)
-
-
-def word_tokens(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def graph_distances(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray, max_hops: int) -> np.ndarray:
-    """Hop distance a -> b on the undirected graph; -1 beyond max_hops or unreachable."""
-    out = np.full(len(a), -1, np.int64)
-    if adj is None or len(a) == 0:
-        return out
-    adj = sp.csr_matrix(adj, dtype=np.float32)
-    src = np.unique(a)
-    for s0 in range(0, len(src), 256):
-        batch = src[s0:s0 + 256]
-        col = {int(s): i for i, s in enumerate(batch)}
-        sel = np.flatnonzero(np.isin(a, batch))
-        cols = np.array([col[int(x)] for x in a[sel]], dtype=np.int64)
-        n = adj.shape[0]
-        seen = np.zeros((n, len(batch)), bool)
-        seen[batch, np.arange(len(batch))] = True
-        frontier = seen.astype(np.float32)
-        got = out[sel]
-        got[a[sel] == b[sel]] = 0
-        for hop in range(1, max_hops + 1):
-            reach = (adj @ frontier) > 0
-            reach &= ~seen
-            seen |= reach
-            hit = reach[b[sel], cols] & (got < 0)
-            got[hit] = hop
-            frontier = reach.astype(np.float32)
-            if not reach.any():
-                break
-        out[sel] = got
-    return out
-
-
-def shared_neighbours(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if adj is None or len(a) == 0:
-        return np.zeros(len(a), np.int64)
-    adj = sp.csr_matrix(adj)
-    return np.array([len(np.intersect1d(adj.indices[adj.indptr[x]:adj.indptr[x + 1]],
-                                        adj.indices[adj.indptr[y]:adj.indptr[y + 1]], assume_unique=True))
-                     for x, y in zip(a, b)], dtype=np.int64)
-
-
 @dataclass
 class TestResult:
     """The rules applied to a list of pairs with their best markers."""
@@ -305,60 +240,6 @@ def apply_rules(a, b, evidence, chance, kinship, edges, thresholds, adj, spans: 
     return TestResult(ok, reasons, dist, bins)
 
 
-def best_shared(prof: Profile, a: np.ndarray, b: np.ndarray, min_chunks: int) -> tuple:
-    """For arbitrary pairs: best shared marker (count >= min_chunks both sides), its evidence, chance."""
-    elig = prof.count.copy()
-    elig.data = (elig.data >= min_chunks).astype(np.float64)
-    elig.eliminate_zeros()
-    E = prof.evidence.multiply(elig).tocsr()
-    Eb = elig.tocsr()
-    mk = np.full(len(a), -1, np.int64)
-    ev = np.full(len(a), -np.inf)
-    for s in range(0, len(a), 20000):
-        A, B = a[s:s + 20000], b[s:s + 20000]
-        shared = Eb[A].multiply(Eb[B]).tocsr()
-        tot = (E[A].multiply(shared) + E[B].multiply(shared)).tocsr()
-        tot.sort_indices()
-        for r in range(tot.shape[0]):
-            x, y = tot.indptr[r], tot.indptr[r + 1]
-            if y > x:
-                j = x + int(np.argmax(tot.data[x:y]))
-                mk[s + r], ev[s + r] = tot.indices[j], tot.data[j]
-    chance = np.zeros(len(a))
-    got = mk >= 0
-    if got.any():
-        _, _, _, chance[got] = pair_stats(prof, a[got], b[got], mk[got], min_chunks)
-    return mk, ev, chance
-
-
-def placebo_pairs(population: np.ndarray, vectors: np.ndarray, edges: np.ndarray, per_bin: np.ndarray,
-                  rng: np.random.Generator, block: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """Random population pairs, `per_bin[k]` of them with kinship in bin k (rejection by blocks of a)."""
-    need = per_bin.astype(np.int64).copy()
-    out_a, out_b = [], []
-    V = np.asarray(vectors[population], np.float32)
-    P = len(population)
-    tries = 0
-    while need.sum() > 0 and tries < 400:
-        tries += 1
-        ia = rng.integers(0, P, size=min(block, P))
-        K = V[ia] @ V.T
-        B = bin_of(K.ravel(), edges).reshape(K.shape)
-        B[np.arange(len(ia)), ia] = -1  # no self pairs
-        for k in np.flatnonzero(need > 0):
-            r, c = np.nonzero(B == k)
-            if len(r) == 0:
-                continue
-            take = rng.choice(len(r), size=min(int(need[k]), len(r)), replace=False)
-            out_a.append(population[ia[r[take]]])
-            out_b.append(population[c[take]])
-            need[k] -= len(take)
-    a = np.concatenate(out_a) if out_a else np.zeros(0, np.int64)
-    b = np.concatenate(out_b) if out_b else np.zeros(0, np.int64)
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    return lo, hi
-
-
 @dataclass
 class Certificate:
     config: dict
@@ -380,6 +261,9 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
                     resolutions: dict[int, sp.csr_matrix] | None = None, config: CertConfig = CertConfig(),
                     progress: bool = False) -> Certificate:
     """Candidates, rules, signatures and the placebo test; see the module docstring."""
+    from .placebo import best_shared, placebo_pairs
+    from .signature import signatures
+
     t0 = time.perf_counter()
     chunk_record = np.asarray(chunk_record, np.int64)
     vectors = np.asarray(vectors, np.float32)
@@ -409,7 +293,7 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
         "distance": res.distance[sel],
         "shared_neighbours": shared_neighbours(adj, a, b),
     }
-    sig, loo, ks = _signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config)
+    sig, loo, ks = signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config)
     pairs["signature"], pairs["loo"] = sig, loo
 
     # placebo
@@ -459,52 +343,3 @@ def _symmetry(prof: Profile, a, b, f) -> np.ndarray:
     return np.minimum(ma, mb) / np.maximum(np.maximum(ma, mb), 1e-12)
 
 
-def _signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config):
-    """(signature, loo) as (pairs, resolutions) int8 arrays, and the resolution labels."""
-    resolutions = resolutions or {0: codes}
-    ks = sorted(resolutions, reverse=True)
-    sig = np.zeros((len(a), len(ks)), np.int8)
-    loo = np.zeros((len(a), len(ks)), np.int8)
-    codes_csc = sp.csc_matrix(codes)
-    for j, k in enumerate(ks):
-        rc = sp.csr_matrix(resolutions[k])
-        prof = profile(chunk_record, n_records, rc)
-        ca, cb, ev, ch = pair_stats(prof, a, b, f, config.min_chunks)
-        sig[:, j] = (ca >= config.min_chunks) & (cb >= config.min_chunks) & (ch >= config.min_chance) & (ev > thr)
-        rcsc = sp.csc_matrix(rc)
-        ok = np.ones(len(a), bool)
-        for side in (0, 1):
-            for i in range(len(a)):
-                if not ok[i]:
-                    continue
-                r = int(a[i] if side == 0 else b[i])
-                drop = _strongest_chunk(codes_csc, chunk_record, r, int(f[i]))
-                c_side = _count_without(rcsc, chunk_record, r, int(f[i]), drop)
-                n_side = prof.n[r] - 1
-                other = int(b[i] if side == 0 else a[i])
-                c_other = _count_without(rcsc, chunk_record, other, int(f[i]), -1)
-                p = prof.p[int(f[i])]
-                if c_side < 1 or c_other < 1 or n_side < 1:
-                    ok[i] = False
-                    continue
-                chance = (c_side / n_side) * (c_other / prof.n[other]) / max(p * p, 1e-300)
-                e = tail_evidence(c_side, n_side, p) + tail_evidence(c_other, prof.n[other], p)
-                ok[i] = chance >= config.min_chance and e > thr[i]
-        loo[:, j] = ok
-    return sig, loo, [int(k) for k in ks]
-
-
-def _strongest_chunk(csc: sp.csc_matrix, chunk_record, r: int, f: int) -> int:
-    s, e = csc.indptr[f], csc.indptr[f + 1]
-    rows, vals = csc.indices[s:e], csc.data[s:e]
-    mine = chunk_record[rows] == r
-    if not mine.any():
-        return -1
-    return int(rows[mine][np.argmax(vals[mine])])
-
-
-def _count_without(csc: sp.csc_matrix, chunk_record, r: int, f: int, drop: int) -> int:
-    s, e = csc.indptr[f], csc.indptr[f + 1]
-    rows, vals = csc.indices[s:e], csc.data[s:e]
-    mine = (chunk_record[rows] == r) & (vals > 0) & (rows != drop)
-    return int(mine.sum())

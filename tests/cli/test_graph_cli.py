@@ -77,3 +77,29 @@ def test_graph_methods_through_search_and_eval(idx, tmp_path, capsys):
     assert main(["eval", str(idx), "--queries", str(q), "--qrels", str(qrels), "--method", "bm25",
                  "--metrics", "hit@10", "--json", str(out), "-q"]) == 0
     assert json.loads(out.read_text())["metrics"]["hit@10"] == 0.0
+
+
+def test_cli_channels_and_feedback_write_the_shared_query_log(tmp_path, capsys):
+    import json as _json
+
+    from sidelight.cli import main as _main
+
+    src = tmp_path / "notes.jsonl"
+    src.write_text("\n".join(_json.dumps(o) for o in [
+        {"id": "a", "title": "alpha", "text": "alpha links to beta"},
+        {"id": "b", "title": "beta", "text": "second note"}]) + "\n")
+    (tmp_path / "notes.edges.tsv").write_text("a\tb\n")
+    out = tmp_path / "idx"
+    assert _main(["index", str(src), "-o", str(out), "-q"]) == 0
+    capsys.readouterr()
+    assert _main(["channels", str(out), "alpha", "--json"]) == 0
+    env = _json.loads(capsys.readouterr().out)
+    rel = env["relation"]
+    assert [h["id"] for h in rel["hits"]] == ["b"]
+    assert _main(["feedback", str(out), rel["trace_id"], "b"]) == 0
+    capsys.readouterr()
+    assert _main(["log", str(out), "--json"]) == 0
+    rows = _json.loads(capsys.readouterr().out)
+    rows = rows["entries"] if isinstance(rows, dict) else rows
+    assert [(r["interface"], r["operation"]) for r in rows] == [("cli", "feedback"), ("cli", "channels")]
+    assert rows[1]["lanes"][1]["trace_id"] == rel["trace_id"]

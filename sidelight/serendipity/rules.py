@@ -1,0 +1,75 @@
+"""The certificate's ordinary-explanation rules: shared verbatim spans and link-graph distance."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+_WORD = re.compile(r"\w+")
+
+
+class SpanChecker:
+    """Shared verbatim spans of >= L word tokens between two records (hashes of L-grams)."""
+
+    def __init__(self, tokens: Callable[[int], Sequence[str]], length: int):
+        self.tokens, self.length, self._cache = tokens, length, {}
+
+    def grams(self, r: int) -> set:
+        g = self._cache.get(r)
+        if g is None:
+            t = [w.lower() for w in self.tokens(r)]
+            L = self.length
+            g = {hash(tuple(t[i:i + L])) for i in range(len(t) - L + 1)}
+            self._cache[r] = g
+        return g
+
+    def shares(self, a: int, b: int) -> bool:
+        ga, gb = self.grams(a), self.grams(b)
+        return bool(ga) and bool(gb) and not ga.isdisjoint(gb)
+
+
+def word_tokens(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def graph_distances(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray, max_hops: int) -> np.ndarray:
+    """Hop distance a -> b on the undirected graph; -1 beyond max_hops or unreachable."""
+    out = np.full(len(a), -1, np.int64)
+    if adj is None or len(a) == 0:
+        return out
+    adj = sp.csr_matrix(adj, dtype=np.float32)
+    src = np.unique(a)
+    for s0 in range(0, len(src), 256):
+        batch = src[s0:s0 + 256]
+        col = {int(s): i for i, s in enumerate(batch)}
+        sel = np.flatnonzero(np.isin(a, batch))
+        cols = np.array([col[int(x)] for x in a[sel]], dtype=np.int64)
+        n = adj.shape[0]
+        seen = np.zeros((n, len(batch)), bool)
+        seen[batch, np.arange(len(batch))] = True
+        frontier = seen.astype(np.float32)
+        got = out[sel]
+        got[a[sel] == b[sel]] = 0
+        for hop in range(1, max_hops + 1):
+            reach = (adj @ frontier) > 0
+            reach &= ~seen
+            seen |= reach
+            hit = reach[b[sel], cols] & (got < 0)
+            got[hit] = hop
+            frontier = reach.astype(np.float32)
+            if not reach.any():
+                break
+        out[sel] = got
+    return out
+
+
+def shared_neighbours(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if adj is None or len(a) == 0:
+        return np.zeros(len(a), np.int64)
+    adj = sp.csr_matrix(adj)
+    return np.array([len(np.intersect1d(adj.indices[adj.indptr[x]:adj.indptr[x + 1]],
+                                        adj.indices[adj.indptr[y]:adj.indptr[y + 1]], assume_unique=True))
+                     for x, y in zip(a, b)], dtype=np.int64)
