@@ -174,14 +174,14 @@ def run_verdict(args: argparse.Namespace) -> int:
     index = Index.load(args.index)
     db = SerDB.for_index(index)
     out = {}
-    if args.rule_out:
-        out["ruling"] = V.rule_out(db, args.who, marker=_marker(args.marker) if not args.pair else None,
-                                   pair=tuple(args.pair) if args.pair else None, reason=args.note)
-    elif args.verdict:
+    if args.verdict:
         if not args.pair or args.marker is None:
             raise InputError("a verdict needs --pair A B and --marker")
         out["verdict"] = V.record_verdict(db, args.pair[0], args.pair[1], _marker(args.marker), args.verdict, args.who,
                                           args.note, args.trace)
+    if args.rule_out:  # with --pair: that pair; else the --marker (with --verdict: the verdict is kept as well)
+        out["ruling"] = V.rule_out(db, args.who, marker=_marker(args.marker) if not args.pair else None,
+                                   pair=tuple(args.pair) if args.pair else None, reason=args.note)
     cid = None
     if args.calibration:
         from ..serendipity.store import Serendipity

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..text import Tokenizer, TokenizerConfig
 from ..text.tokenize import _TOKEN as _RAW_TOKEN
+from . import kernels as _kernels
 from .ranking import Ranking, select_top, top_k
 
 VARIANTS = ("robertson", "lucene", "atire")
@@ -185,6 +186,12 @@ class LexicalIndex:
     def bm25_top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
         """Top-k BM25, positive scores only, ties by ascending id."""
         terms = self.query_terms(query)
+        if _kernels.enabled():  # compiled (numba): same scores, ranking and errors
+            w = self.bm25
+            if k is not None and k > 0 and self.n_docs >= _PRUNE_MIN_DOCS and len(terms):
+                return _kernels.bm25_top_pruned(w.indptr, w.indices, w.data, terms, self.n_docs, k, id_rank,
+                                                self._ub, self._dense_row, self._dense, _MARGIN)
+            return _kernels.bm25_top(w.indptr, w.indices, w.data, terms, self.n_docs, k, id_rank)
         if k is not None and k > 0 and self.n_docs >= _PRUNE_MIN_DOCS and len(terms):
             return self._bm25_top_pruned(terms, k, id_rank)
         scores = _accumulate(self.bm25, terms, self.n_docs)
@@ -279,6 +286,8 @@ def _accumulate(weights: sp.csc_matrix, terms: np.ndarray, n: int,
     """
     indptr, indices, data = weights.indptr, weights.indices, weights.data
     terms = np.asarray(terms, dtype=np.int64)
+    if _kernels.enabled() and data.dtype == np.float64:  # the same additions in the same order
+        return _kernels.accumulate(indptr, indices, data, terms, n, factors)
     if len(terms) == 0:
         return np.zeros(n, dtype=np.float64)
     lo, hi = indptr[terms], indptr[terms + 1]

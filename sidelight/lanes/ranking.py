@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NonFiniteScoreError
+from . import kernels as _kernels
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ def top_k(scores: np.ndarray, k: int | None, id_rank: np.ndarray, positive_only:
     With `positive_only`, zero and negative scores are never ranked (no artificial tails).
     `candidates` restricts the search to those positions when the caller knows where scores live.
     """
+    if (candidates is None and positive_only and _kernels.enabled() and scores.dtype == np.float64
+            and scores.ndim == 1):  # one compiled pass plus a bounded heap; same ranking and errors
+        return _kernels.top_dense(scores, k, id_rank)
     if candidates is None:
         if not np.isfinite(np.add.reduce(scores, dtype=np.float64)):  # one pass; exact check on doubt
             check_finite(scores, "ranking")

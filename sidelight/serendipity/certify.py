@@ -178,8 +178,16 @@ def candidates(prof: Profile, vectors: np.ndarray, config: CertConfig, progress:
         key, evid, mk = np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32)
     a, b = key // n_rec, key % n_rec
     _, _, _, chance = pair_stats(prof, a, b, mk, config.min_chunks)
-    kin = np.einsum("ij,ij->i", vectors[a], vectors[b]).astype(np.float64) if len(a) else np.zeros(0)
+    kin = rowdot(vectors, a, b)
     return Candidates(a, b, mk, evid, chance, kin, incid, single, skipped)
+
+
+def rowdot(vectors: np.ndarray, a: np.ndarray, b: np.ndarray, block: int = 65536) -> np.ndarray:
+    """Cosine of record pairs (unit vectors), in blocks so memory stays flat."""
+    out = np.zeros(len(a), np.float64)
+    for s in range(0, len(a), block):
+        out[s:s + block] = np.einsum("ij,ij->i", vectors[a[s:s + block]], vectors[b[s:s + block]])
+    return out
 
 
 def kinship_edges(kinship: np.ndarray, bins: int) -> np.ndarray:
@@ -307,7 +315,7 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
             rng = np.random.default_rng([config.seed, d])
             pa, pb = placebo_pairs(population, vectors, edges, per_bin, rng)
             mk, ev, ch = best_shared(prof, pa, pb, config.min_chunks)
-            kin = np.einsum("ij,ij->i", vectors[pa], vectors[pb]).astype(np.float64)
+            kin = rowdot(vectors, pa, pb)
             pr = apply_rules(pa, pb, ev, ch, kin, edges, thresholds, adj, spans, config)
             placebo.append({"pairs": int(len(pa)), "passes": int(pr.passes.sum()), "reasons": pr.reasons})
             advance(1)
