@@ -482,6 +482,7 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, to
     m = 0
     overflow = False
     theta = 0.0
+    prefix = 0.0
     last = nt - 1
     for j in range(nt):
         t = ranked[j]
@@ -495,7 +496,9 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, to
                 else:
                     overflow = True
             acc[d] += data[q]
-        if hi - lo >= k and j < last:
+        prefix += ub[t]
+        # theta cannot pass the bounds so far: look for it only once that could end this phase
+        if hi - lo >= k and j < last and rest[j] < prefix * low:
             theta = max(theta, _kth_largest(acc, indices, lo, hi, k, heap))
         if rest[j] < theta * low:
             last = j
