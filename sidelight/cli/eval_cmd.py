@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..index import Index
 from ..lab.evaluate import DEFAULT_METRICS, evaluate_method, write_json, write_trec
 from ..lanes.methods import get_method
-from .output import table
+from .output import parse_params, table
 
 
 def register(sub) -> None:
@@ -19,6 +19,8 @@ def register(sub) -> None:
     p.add_argument("--queries", required=True, type=Path, help="queries JSONL (_id, text; metadata ignored)")
     p.add_argument("--qrels", required=True, type=Path, help="qrels TSV (query-id corpus-id score)")
     p.add_argument("--method", default="bm25")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a method parameter, e.g. -p stem=english -p alpha=0.8 (values parsed as JSON when they can be)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated, e.g. ndcg@10,mrr@10")
     p.add_argument("--depth", type=int, default=1000, help="ranking depth per query")
     p.add_argument("--json", type=Path, help="write the result as JSON")
@@ -35,7 +37,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if missing:
         raise InputError(f"{args.qrels}: query id {missing[0]!r} has no text in {args.queries}")
     queries = {q: queries[q] for q in qrels}
-    method = get_method(args.method)
+    method = get_method(args.method, **parse_params(args.param))
     result = evaluate_method(index, method, queries, qrels, [m.strip() for m in args.metrics.split(",")],
                              args.depth, progress=not args.quiet)
     table(f"{result.method} on {len(queries)} queries", ["metric", "value"],

@@ -30,3 +30,19 @@ def fmt(v) -> str:
 
 def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def parse_params(items: list[str]) -> dict:
+    """`KEY=VALUE` pairs from the command line; a value is JSON when it parses, else a string."""
+    from ..errors import InputError
+
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--param {item!r}: expected KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params

@@ -7,22 +7,26 @@ from pathlib import Path
 
 from ..index import Index
 from ..lanes.methods import available_methods
-from .output import print_json, table
+from .output import parse_params, print_json, table
 
 
 def register(sub) -> None:
     p = sub.add_parser("search", help="rank an index's records for one query with one method")
     p.add_argument("index", type=Path)
     p.add_argument("query")
-    p.add_argument("-m", "--method", default="bm25", help="a method name (see --list-methods)")
+    p.add_argument("-m", "--method", default="bm25", help="a method name (`sidelight methods` lists them)")
     p.add_argument("-k", type=int, default=10)
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run_search)
+
+    m = sub.add_parser("methods", help="list the ranking methods and fusions by name")
+    m.set_defaults(func=run_methods)
 
 
 def run_search(args: argparse.Namespace) -> int:
     index = Index.load(args.index)
-    hits = index.search(args.query, args.method, args.k)
+    hits = index.search(args.query, args.method, args.k, **parse_params(args.param))
     if args.json:
         print_json({"query": args.query, "method": args.method, "hits": [h.__dict__ for h in hits]})
     else:
@@ -33,5 +37,6 @@ def run_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def methods_help() -> str:
-    return "\n".join(f"  {n}: {d}" for n, d in available_methods().items())
+def run_methods(args: argparse.Namespace) -> int:
+    table(None, ["method", "what it ranks by"], available_methods().items())
+    return 0

@@ -68,3 +68,20 @@ def test_eval_writes_the_documented_json(tmp_path, jsonl_source, capsys):
     (tmp_path / "qrels.tsv").write_text("q1\tghost\t1\n")
     assert main(["eval", str(out), "--queries", str(tmp_path / "q.jsonl"), "--qrels", str(tmp_path / "qrels.tsv"), "-q"]) == 2
     assert "unknown record id 'ghost'" in capsys.readouterr().err
+
+
+def test_method_params_from_the_command_line_and_the_method_list(tmp_path, jsonl_source, capsys):
+    out = tmp_path / "idx"
+    main(["index", str(jsonl_source), "-o", str(out), "-q"])
+    capsys.readouterr()
+    assert main(["search", str(out), "searching", "-p", "stem=english", "--json", "-m", "bm25+rm3",
+                 "-p", "fb_docs=2"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert {h["id"] for h in hits} >= {"n1", "n2", "n3"}  # "search" only matches once stemmed
+    assert main(["search", str(out), "q", "-p", "novalue"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+    assert main(["search", str(out), "q", "-p", "bogus=1"]) == 2
+    assert "takes no parameter 'bogus'" in capsys.readouterr().err
+    assert main(["methods"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in ("bm25", "tfidf", "rrf-lexical", "dense", "bm25+ppr", "best"))
