@@ -19,9 +19,9 @@ so the effective weight approaches 2x its base geometrically and never exceeds i
 base 0 never changes. The overlay is keyed by record ids and type (not positions), so it
 survives index rebuilds; `overlay_for` clips effective weights to [0, CAP_FACTOR * base].
 
-Concurrency: WAL journal, `busy_timeout`, and every write in a `BEGIN IMMEDIATE` transaction, so
-several processes can write at once without losing anything. One connection per process and
-thread (opened lazily; a forked child opens its own).
+Concurrency (`sidelight.store.sqlite`): WAL journal, `busy_timeout`, and every write in a `BEGIN
+IMMEDIATE` transaction, so several processes can write at once without losing anything. One
+connection per process and thread (opened lazily; a forked child opens its own).
 """
 
 from __future__ import annotations
@@ -30,22 +30,20 @@ import json
 import math
 import os
 import sqlite3
-import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
 
 from ..errors import InputError, NonFiniteScoreError
+from ..store.sqlite import LocalConnection, transaction
 from .store import Graph
 
 ETA = 0.1
 CAP_FACTOR = 2.0
 REINFORCING_CHANNELS = frozenset({"relation"})
-BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,6 +70,7 @@ CREATE TABLE IF NOT EXISTS edge_overlay (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (source_id, target_id, type)
 );
+INSERT OR IGNORE INTO meta VALUES ('schema', 'sidelight-state/1')
 """
 
 
@@ -173,56 +172,21 @@ class StateStore:
     """SQLite-backed traces / successes / edge overlay at `path` (created on first use)."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
+        self._db = LocalConnection(path, _SCHEMA, foreign_keys=True)
+        self.path = self._db.path
         self._con()  # creates the file and schema now, so errors surface at construction
 
     # -- connections ----------------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        con.execute("PRAGMA journal_mode = WAL")
-        con.execute("PRAGMA synchronous = NORMAL")
-        con.execute("PRAGMA foreign_keys = ON")
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            for stmt in filter(str.strip, _SCHEMA.split(";")):
-                con.execute(stmt)
-            con.execute("INSERT OR IGNORE INTO meta VALUES ('schema', 'sidelight-state/1')")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        return con
-
     def _con(self) -> sqlite3.Connection:
-        loc = self._local
-        if getattr(loc, "pid", None) != os.getpid() or getattr(loc, "con", None) is None:
-            loc.con = self._connect()
-            loc.pid = os.getpid()
-        return loc.con
+        return self._db.get()
 
-    class _Txn:
-        def __init__(self, con: sqlite3.Connection) -> None:
-            self.con = con
-
-        def __enter__(self) -> sqlite3.Connection:
-            self.con.execute("BEGIN IMMEDIATE")
-            return self.con
-
-        def __exit__(self, exc_type, exc, tb) -> None:
-            self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-    def _write(self) -> "_Txn":
-        return StateStore._Txn(self._con())
+    def _write(self):
+        """A `BEGIN IMMEDIATE` transaction on this thread's connection (context manager)."""
+        return transaction(self._db.get())
 
     def close(self) -> None:
-        con = getattr(self._local, "con", None)
-        if con is not None and getattr(self._local, "pid", None) == os.getpid():
-            con.close()
-        self._local.con = None
+        self._db.close()
 
     def __enter__(self) -> "StateStore":
         return self

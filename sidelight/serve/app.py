@@ -1,7 +1,7 @@
 """The HTTP API and the lab page (Starlette; run with uvicorn by `sidelight serve INDEX`).
 
 Every answer is JSON; every refusal is ``{"error": {"status", "code", "message", ...}}`` with a
-4xx status (501 for a lane not in this build yet). Bodies above `MAX_BODY_BYTES` are refused
+4xx status (501 when the index lacks a lane's data, e.g. no serendipity certificate). Bodies above `MAX_BODY_BYTES` are refused
 with 413 before they are read whole. `/openapi.json` describes every route.
 """
 
@@ -22,8 +22,9 @@ from starlette.routing import Route
 
 from .. import __version__ as VERSION
 from . import budget as B
-from .engine import MAX_DIAL, MAX_K, MAX_LIMIT, MAX_QUERY_CHARS, ApiError, Service
+from .engine import Service
 from .page import PAGE_HTML
+from .validate import MAX_DIAL, MAX_K, MAX_LIMIT, MAX_QUERY_CHARS, ApiError
 
 MAX_BODY_BYTES = 64 * 1024
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -270,14 +271,14 @@ def openapi_document() -> dict:
             {"name": "trace_id", "in": "path", "required": True, "schema": TRACE}])},
         "/api/edges": {"post": _op("Current weights of edges (base, learned delta, effective)", "EdgeWeights",
                                    (400, 413), body="EdgesRequest")},
-        "/api/floor": {"post": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422, 501),
+        "/api/floor": {"post": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422),
                                    body="FloorRequest")},
         "/api/connections": {"post": _op("Connections with a dial (serendipity lane): floor + seated passages mixed "
                                          "in blind; the panel is withheld until /api/reveal", "Labelled",
                                          (400, 409, 501), body="ConnectionsRequest")},
         "/api/reveal": {"post": _op("Reveal the connections panel after the answer's SHA-256 is recorded", "Labelled",
-                                    (400, 404, 409, 501), body="RevealRequest")},
-        "/api/verdicts": {"post": _op("Record a human verdict on a connection", "Labelled", (400, 404, 501),
+                                    (400, 404, 409), body="RevealRequest")},
+        "/api/verdicts": {"post": _op("Record a human verdict on a connection", "Labelled", (400, 404),
                                       body="VerdictRequest")},
         "/api/stats": {"get": _op("Corpus graph statistics and degree histogram", "Stats", ())},
         "/api/report": {"get": _op("The latest lab report under --lab DIR", "Report", ())},

@@ -62,11 +62,8 @@ class Budget:
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.start) * 1000.0
 
-    def expired(self) -> bool:
-        return time.perf_counter() >= self.deadline
-
-    def done(self, name: str, ms: float, **extra) -> None:
-        self.stages.append({"stage": name, "status": "done", "ms": round(ms, 3), **extra})
+    def done(self, name: str, ms: float) -> None:
+        self.stages.append({"stage": name, "status": "done", "ms": round(ms, 3)})
 
     def skip(self, name: str, reason: str, fallback: str | None = None, timed_out: bool = False) -> None:
         """A stage not started. `timed_out`: skipped for lack of time (sets partial)."""
@@ -83,11 +80,11 @@ class Budget:
             self.fallback = fallback
         self.partial = True
 
-    def timed(self, name: str, fn: Callable[[], Any], **extra) -> Any:
+    def timed(self, name: str, fn: Callable[[], Any]) -> Any:
         """Run `fn` in this thread (a stage that is never cut) and record it as done."""
         t = time.perf_counter()
         out = fn()
-        self.done(name, (time.perf_counter() - t) * 1000.0, **extra)
+        self.done(name, (time.perf_counter() - t) * 1000.0)
         return out
 
     def run(self, pool: ThreadPoolExecutor, name: str, fn: Callable[[], Any], reserve_s: float = 0.0,

@@ -1,52 +1,42 @@
 """The service behind every interface: `sidelight serve` (HTTP), `sidelight mcp` and the CLI.
 
-One `Service` wraps one loaded `Index`. It validates input (clear `ApiError`s with an HTTP status
-and a stable code), gives every call a time budget (`sidelight.serve.budget`), loads the dense
-query model in the background and labels every answer given without it, and writes one query-log
-row per call (`sidelight.serve.querylog`) into the index's `state.sqlite`, next to the traces.
+One `Service` wraps one loaded `Index`. Every call is validated (`validate`: clear `ApiError`s
+with an HTTP status and a stable code), gets a time budget (`budget`), and writes one query-log
+row (`querylog`) into the index's `state.sqlite`, next to the traces. The dense query model loads
+in the background (`dense_model`); answers given without it are labelled.
 
-Lanes that colleagues add later plug in by feature detection, never by a hard import:
-
-* the floor: `sidelight.lanes.floor.build_floor(index, query, ..., deadline_s=...)`;
-* the serendipity lane: the `sidelight.serendipity` package (connections with a dial, reveal after
-  the answer hash, verdicts, certificate status), through `sidelight.serve.serendipity_adapter`.
-
-A missing one answers 501 with code ``not_available`` and says what is missing.
+Besides the lanes and methods it serves the floor (`sidelight.lanes.floor.build_floor`) and the
+serendipity lane (`connections`). When this index lacks their data the answer says what is
+missing: 422 ``method_unavailable`` for the floor without dense vectors, 501 ``not_available``
+for connections without a certificate. `app` (HTTP) and `mcp_server` (MCP) are thin layers over it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import inspect
-import math
-import re
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 from ..errors import InputError, SidelightError
 from ..graph.state import CAP_FACTOR
 from ..lanes.channels import DESCRIPTIONS, LaneResult, dense_lane, lexical_lane, relation_lane
+from ..lanes.floor import DEFAULT_N, build_floor
+from ..lanes.methods import available_methods, get_method
 from ..lanes.relation import RELATION_DEFAULTS
 from . import budget as B
+from .connections import VERDICTS, SerendipityLane
+from .dense_model import DenseModel
+from .labview import corpus_stats, latest_report, report_info
 from .querylog import QueryLog
-
-MAX_QUERY_CHARS = 1_000
-MAX_K = 100
-MAX_LIMIT = 50
-MAX_DIAL = 28
-MAX_EDGES = 500
-MAX_ID_CHARS = 512
-TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+from .validate import (MAX_DIAL, MAX_EDGES, MAX_K, MAX_LIMIT, ApiError, check_int, check_node_id, check_query,
+                       check_sha256, check_trace_id, check_verdict)
 
 # Methods that encode the query with the dense model (they wait for it, so they fall back while it loads).
 DENSE_METHODS = frozenset({"dense", "dense-prf", "rrf", "hybrid-linear", "best", "learned", "dense+ppr", "floor"})
+
+# What /health lists under "features": every one ships with the package (data may still be missing).
+FEATURES = {"floor": True, "connections": True, "reveal": True, "verdicts": True}
 
 LANE_DESCRIPTIONS = {
     **DESCRIPTIONS,
@@ -56,135 +46,6 @@ LANE_DESCRIPTIONS = {
                "out, and `stages` lists each stage as done, skipped or cut with the reason."),
 }
 
-
-class ApiError(Exception):
-    """A refused call: HTTP status, a stable code and a message that says what to fix."""
-
-    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.details = status, code, message, details
-
-    def to_dict(self) -> dict:
-        return {"error": {"status": self.status, "code": self.code, "message": self.message, **self.details}}
-
-
-def not_available(what: str, needs: str) -> ApiError:
-    return ApiError(501, "not_available", f"{what} is not available in this build: it needs {needs}.",
-                    feature=what)
-
-
-# ---- validation ------------------------------------------------------------------------------------
-
-def check_query(query: Any) -> str:
-    if not isinstance(query, str):
-        raise ApiError(400, "bad_query", "query must be a string")
-    if not query.strip():
-        raise ApiError(400, "empty_query", "query is empty; send some words to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ApiError(400, "query_too_long", f"query has {len(query)} characters; at most {MAX_QUERY_CHARS}",
-                       max_chars=MAX_QUERY_CHARS)
-    return query
-
-
-def check_int(value: Any, name: str, lo: int, hi: int, default: int | None = None) -> int:
-    if value is None or value == "":
-        if default is None:
-            raise ApiError(400, f"missing_{name}", f"{name} is required (an integer {lo}..{hi})")
-        return default
-    if isinstance(value, bool):
-        raise ApiError(400, f"bad_{name}", f"{name} must be an integer {lo}..{hi}, got {value!r}")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise ApiError(400, f"bad_{name}", f"{name} must be an integer {lo}..{hi}, got {value!r}") from None
-    if not isinstance(value, int):
-        raise ApiError(400, f"bad_{name}", f"{name} must be an integer {lo}..{hi}, got {value!r}")
-    if not lo <= value <= hi:
-        raise ApiError(400, f"{name}_out_of_range", f"{name} must be between {lo} and {hi}, got {value}",
-                       min=lo, max=hi)
-    return value
-
-
-def check_trace_id(value: Any) -> str:
-    if not isinstance(value, str) or not TRACE_ID.match(value):
-        raise ApiError(400, "bad_trace_id", f"trace_id must be the 32-hex-digit id a lane returned, got {value!r}")
-    return value
-
-
-def check_node_id(value: Any) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS:
-        raise ApiError(400, "bad_node_id", f"node_id must be a record id (1..{MAX_ID_CHARS} characters)")
-    return value
-
-
-def _plain(obj: Any) -> Any:
-    """A plugin's result as JSON-ready data (to_json / to_dict / dataclass / numpy)."""
-    for name in ("to_json", "to_dict"):
-        fn = getattr(obj, name, None)
-        if callable(fn):
-            out = fn()
-            return _plain(out) if not isinstance(out, str) else out
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not f.name.startswith("_")}
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-PLUGIN_ERRORS: dict[str, str] = {}
-
-
-def _plugin(module: str, *names: str) -> Callable | None:
-    """The first attribute of `module` among `names`, or None when the module or attribute is absent."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and (exc.name == module or module.startswith(exc.name + ".")):
-            return None
-        PLUGIN_ERRORS[module] = f"{type(exc).__name__}: {exc}"
-        return None
-    except Exception as exc:  # a half-built lane must not take the server down: reported by /health
-        PLUGIN_ERRORS[module] = f"{type(exc).__name__}: {exc}"
-        return None
-    for n in names:
-        fn = getattr(mod, n, None)
-        if callable(fn):
-            return fn
-    return None
-
-
-def _call_with(fn: Callable, *args, **kwargs):
-    """Call a plugin with only the keyword arguments its signature accepts."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return fn(*args, **kwargs)
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return fn(*args, **kwargs)
-    return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
-
-
-def _serendipity_features() -> dict:
-    from . import serendipity_adapter as SA
-
-    try:
-        return SA.features()
-    except Exception:
-        return {"connections": False, "reveal": False, "verdicts": False}
-
-
-# ---- the service ------------------------------------------------------------------------------------
 
 class Service:
     """Everything a served call can do with one index. Thread-safe; one per process."""
@@ -200,54 +61,23 @@ class Service:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sidelight-stage")
         self._position = index.corpus.position
         self._stats: dict | None = None
-        self._dense_loader = dense_loader
-        self._dense_state = "absent" if index.dense is None else "not-started"
-        self._dense_error: str | None = None
-        self._dense_ms: float | None = None
-        self._lock = threading.Lock()
+        self.dense = DenseModel(index.dense, dense_loader)
+        self.serendipity = SerendipityLane(index)
         self.started = time.time()
 
     # -- dense model readiness -------------------------------------------------------------------------
     def start(self) -> "Service":
         """Start loading the dense query model in the background (no-op without vectors)."""
-        with self._lock:
-            if self._dense_state != "not-started":
-                return self
-            self._dense_state = "loading"
-        threading.Thread(target=self._load_dense, name="sidelight-dense-load", daemon=True).start()
+        self.dense.start()
         return self
 
-    def _load_dense(self) -> None:
-        t = time.perf_counter()
-        try:
-            if self._dense_loader is not None:
-                self._dense_loader()
-            else:
-                self.index.dense.embedder()
-                self.index.dense.encode_query("warm up")
-        except Exception as exc:  # reported by /health and as a labelled fallback, never raised at callers
-            self._dense_error = f"{type(exc).__name__}: {exc}"
-            self._dense_state = "failed"
-        else:
-            self._dense_state = "ready"
-        self._dense_ms = (time.perf_counter() - t) * 1000.0
-
-    @property
-    def dense_ready(self) -> bool:
-        return self._dense_state == "ready"
-
     def wait_dense(self, timeout: float = 60.0) -> bool:
-        end = time.monotonic() + timeout
-        while self._dense_state in ("loading",) and time.monotonic() < end:
-            time.sleep(0.02)
-        return self.dense_ready
-
-    def _dense_skip_reason(self) -> str | None:
-        return {"absent": B.NO_VECTORS, "not-started": B.MODEL_LOADING, "loading": B.MODEL_LOADING,
-                "failed": B.MODEL_FAILED}.get(self._dense_state)
+        return self.dense.wait(timeout)
 
     # -- logging wrapper -------------------------------------------------------------------------------
-    def _logged(self, operation: str, query: str | None, fn: Callable[[], dict]) -> dict:
+    def _logged(self, operation: str, query: Any, fn: Callable[[], dict]) -> dict:
+        """Run `fn` and log it; `query` (the query or trace id) is logged when it is a string."""
+        query = query if isinstance(query, str) else None
         t = time.perf_counter()
         try:
             out = fn()
@@ -285,52 +115,32 @@ class Service:
     # -- health ------------------------------------------------------------------------------------------
     def health(self) -> dict:
         idx = self.index
-        dense = {"present": idx.dense is not None, "model_state": self._dense_state,
-                 "model_ready": self.dense_ready}
-        if idx.dense is not None:
-            dense["model"] = idx.dense.identity.get("name", idx.dense.spec)
-        if self._dense_error:
-            dense["error"] = self._dense_error
-        if self._dense_ms is not None:
-            dense["load_ms"] = round(self._dense_ms, 1)
-        from . import serendipity_adapter as SA
-
         try:
-            cert = SA.certificate_status(self)
-        except Exception as exc:  # a half-built lane must not take /health down
+            cert = self.serendipity.certificate_status()
+        except Exception as exc:  # unreadable serendipity files must not take /health down
             cert = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
-        features = self.features()
-        status = "ok" if self._dense_state in ("ready", "absent") else (
-            "degraded" if self._dense_state == "failed" else "starting")
+        state = self.dense.state
+        status = "ok" if state in ("ready", "absent") else "degraded" if state == "failed" else "starting"
         return {
             "status": status, "ready": True,
             "index": {"loaded": True, "path": str(idx.path) if idx.path else None, "corpus": idx.corpus.name,
                       "records": len(idx.corpus), "edges": len(idx.corpus.edges)},
-            "dense": dense, "certificate": cert, "features": features,
+            "dense": self.dense.health(), "certificate": cert, "features": self.features(),
             "state": str(idx.state.path), "uptime_s": round(time.time() - self.started, 1),
-            "lab_report": self._report_path() is not None,
-            **({"plugin_errors": dict(PLUGIN_ERRORS)} if PLUGIN_ERRORS else {}),
+            "lab_report": latest_report(self.lab_dir) is not None,
         }
 
     def features(self) -> dict:
-        return {
-            "floor": _plugin("sidelight.lanes.floor", "build_floor") is not None,
-            **_serendipity_features(),
-        }
+        return dict(FEATURES)
 
     # -- search by method --------------------------------------------------------------------------------
     def methods(self) -> dict:
-        from ..lanes.methods import available_methods
-
         return available_methods()
 
     def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None) -> dict:
-        return self._logged("search", query if isinstance(query, str) else None,
-                            lambda: self._search(query, method, k, budget_ms))
+        return self._logged("search", query, lambda: self._search(query, method, k, budget_ms))
 
     def _search(self, query, method, k, budget_ms) -> dict:
-        from ..lanes.methods import get_method
-
         q = check_query(query)
         k = check_int(k, "k", 1, MAX_K, 10)
         b = self._budget(budget_ms)
@@ -344,8 +154,8 @@ class Service:
                            "none; rebuild it with `sidelight index SOURCE --dense minilm`, or use a lexical method")
         used = method
         ranking = None
-        if needs_dense and not self.dense_ready:
-            b.skip(method, self._dense_skip_reason() or B.MODEL_LOADING, fallback=B.LEXICAL_ONLY)
+        if needs_dense and not self.dense.ready:
+            b.skip(method, self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
             used = "bm25"
         elif method != "bm25":  # BM25 is the floor of every answer: never cut, always run here
             try:
@@ -364,8 +174,7 @@ class Service:
 
     # -- lanes ----------------------------------------------------------------------------------------
     def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None) -> dict:
-        return self._logged("channels", query if isinstance(query, str) else None,
-                            lambda: self._channels(query, limit, budget_ms, dense))
+        return self._logged("channels", query, lambda: self._channels(query, limit, budget_ms, dense))
 
     def _channels(self, query, limit, budget_ms, dense) -> dict:
         q = check_query(query)
@@ -381,9 +190,9 @@ class Service:
             b.skip("dense", "left out by the caller")
         elif idx.dense is None:
             b.skip("dense", B.NO_VECTORS)
-        elif not self.dense_ready:
-            b.skip("dense", self._dense_skip_reason() or B.MODEL_LOADING, fallback=B.LEXICAL_ONLY)
-            missing.append({"channel": "dense", "reason": self._dense_skip_reason()})
+        elif not self.dense.ready:
+            b.skip("dense", self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
+            missing.append({"channel": "dense", "reason": self.dense.skip_reason()})
         else:
             try:
                 # keep a little time for the relation lane, which is cheap
@@ -418,8 +227,7 @@ class Service:
 
     # -- feedback and traces ----------------------------------------------------------------------------
     def feedback(self, trace_id: Any, node_id: Any) -> dict:
-        return self._logged("feedback", trace_id if isinstance(trace_id, str) else None,
-                            lambda: self._feedback(trace_id, node_id))
+        return self._logged("feedback", trace_id, lambda: self._feedback(trace_id, node_id))
 
     def _get_trace(self, trace_id: str):
         try:
@@ -486,156 +294,93 @@ class Service:
             out.append(row)
         return {"edges": out}
 
-    # -- the floor and the serendipity lane (plug-ins) ------------------------------------------------
+    # -- the floor and the serendipity lane ---------------------------------------------------------
     def floor(self, query: Any, n: Any = None, budget_ms: Any = None) -> dict:
-        return self._logged("floor", query if isinstance(query, str) else None,
-                            lambda: self._floor(query, n, budget_ms))
+        return self._logged("floor", query, lambda: self._floor(query, n, budget_ms))
 
     def _floor(self, query, n, budget_ms) -> dict:
-        fn = _plugin("sidelight.lanes.floor", "build_floor")
-        if fn is None:
-            raise not_available("the floor", "sidelight.lanes.floor.build_floor")
         q = check_query(query)
-        n = check_int(n, "n", 1, MAX_K, 28)
+        n = check_int(n, "n", 1, MAX_K, DEFAULT_N)
         b = self._budget(budget_ms)
         if self.index.dense is None:
             raise ApiError(422, "method_unavailable", "the floor needs dense vectors and this index has none")
-        if not self.dense_ready:
-            b.skip("floor", self._dense_skip_reason() or B.MODEL_LOADING, fallback=B.LEXICAL_ONLY)
-            from ..lanes.methods import get_method
-
+        if not self.dense.ready:
+            b.skip("floor", self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
             ranking = b.timed("bm25", lambda: get_method("bm25").rank(self.index, q, n))
             out = {"query": q, "floor": None, "hits": [h.__dict__ for h in self.index.hits(ranking)],
                    "_log_lanes": [{"channel": "bm25", "hits": len(ranking.positions)}]}
             return self._finish(out, b)
-        t = time.perf_counter()
-        fl = _call_with(fn, self.index, q, n=n, deadline_s=b.remaining_s())
-        data = _plain(fl)
-        b.done("floor", (time.perf_counter() - t) * 1000.0)
-        if getattr(fl, "partial", False):
-            b.partial = True
-        titles = self.index.corpus.records
-        for h in data.get("hits", []) if isinstance(data, dict) else []:
-            p = self._position.get(h.get("id"))
-            if p is not None:
-                h.setdefault("title", titles[p].title)
-        out = {"query": q, "floor": data, "_log_lanes": [{"channel": "floor", "hits": len(data.get("hits", []))}]}
+        fl = b.timed("floor", lambda: build_floor(self.index, q, n=n, deadline_s=b.remaining_s()))
+        b.partial = b.partial or fl.partial
+        data = fl.to_json()
+        records = self.index.corpus.records
+        for h, hit in zip(data["hits"], fl.hits):
+            h["title"] = records[hit.position].title
+        out = {"query": q, "floor": data, "_log_lanes": [{"channel": "floor", "hits": len(data["hits"])}]}
         return self._finish(out, b)
 
     def connections(self, query: Any, dial: Any = 3, budget_ms: Any = None, session_id: Any = None) -> dict:
-        return self._logged("connections", query if isinstance(query, str) else None,
-                            lambda: self._connections(query, dial, budget_ms, session_id))
+        return self._logged("connections", query, lambda: self._connections(query, dial, budget_ms, session_id))
 
     def _connections(self, query, dial, budget_ms, session_id) -> dict:
-        from . import serendipity_adapter as SA
-
         q = check_query(query)
         dial = check_int(dial, "dial", 0, MAX_DIAL, 3)
         session = "default" if session_id in (None, "") else check_node_id(session_id)
         b = self._budget(budget_ms)
-        SA.lane(self)  # 501 before any work when the lane or its data is missing
+        self.serendipity.load()  # 501 before any work when this index has no serendipity data
         try:
-            res = b.run(self.pool, "connections", lambda: SA.connections(self, q, dial, b.remaining_s(), session))
+            res = b.run(self.pool, "connections",
+                        lambda: self.serendipity.connections(q, dial, session, b.remaining_s()))
         except B.StageCut:
             out = {"query": q, "dial": dial, "connections": None,
                    "missing_lanes": [{"channel": "connections", "reason": b.stages[-1]["reason"]}],
                    "_log_lanes": [{"channel": "connections", "trace_id": None}]}
             return self._finish(out, b)
-        if res.get("partial"):
-            b.partial = True
-        out = {"query": q, "dial": dial, "connections": _plain(res),
+        b.partial = b.partial or res["partial"]
+        out = {"query": q, "dial": dial, "connections": res,
                "note": ("Seated connections are mixed into the floor unlabeled; the panel is withheld until you "
                         "POST /api/reveal with this trace id and the SHA-256 of your finished answer."),
-               "_log_lanes": [{"channel": "connections", "trace_id": res.get("trace_id"),
-                               "hits": len(res.get("passages", []))}]}
+               "_log_lanes": [{"channel": "connections", "trace_id": res["trace_id"],
+                               "hits": len(res["passages"])}]}
         return self._finish(out, b)
 
     def reveal(self, trace_id: Any, answer_sha256: Any) -> dict:
-        return self._logged("reveal", trace_id if isinstance(trace_id, str) else None,
-                            lambda: self._reveal(trace_id, answer_sha256))
+        return self._logged("reveal", trace_id, lambda: self._reveal(trace_id, answer_sha256))
 
     def _reveal(self, trace_id, answer_sha256) -> dict:
-        from . import serendipity_adapter as SA
-
-        trace_id = check_trace_id(trace_id)
-        if not isinstance(answer_sha256, str) or not SHA256.match(answer_sha256.strip().lower()):
-            raise ApiError(400, "bad_answer_sha256", "answer_sha256 must be the 64-hex-digit SHA-256 of your "
-                           "finished answer (hash it before asking for the reveal)")
-        res = SA.reveal(self, trace_id, answer_sha256.strip().lower())
-        return {"trace_id": trace_id, "reveal": _plain(res),
+        trace_id, answer_sha256 = check_trace_id(trace_id), check_sha256(answer_sha256)
+        return {"trace_id": trace_id, "reveal": self.serendipity.reveal(trace_id, answer_sha256),
                 "_log_lanes": [{"channel": "reveal", "trace_id": trace_id}]}
 
     def verdict(self, a_id: Any, b_id: Any, marker: Any, verdict: Any, who: Any, note: Any = None,
                 trace_id: Any = None) -> dict:
-        return self._logged("verdict", trace_id if isinstance(trace_id, str) else None,
+        return self._logged("verdict", trace_id,
                             lambda: self._verdict(a_id, b_id, marker, verdict, who, note, trace_id))
 
     def _verdict(self, a_id, b_id, marker, verdict, who, note, trace_id) -> dict:
-        from . import serendipity_adapter as SA
-
         a_id, b_id = check_node_id(a_id), check_node_id(b_id)
         for rid in (a_id, b_id):
             if rid not in self._position:
                 raise ApiError(404, "unknown_node", f"no record {rid!r} in this index")
         marker = check_int(marker, "marker", 0, 10_000_000)
-        allowed = SA.verdict_values()
-        if not isinstance(verdict, str) or verdict.strip().lower() not in allowed:
-            raise ApiError(400, "bad_verdict", f"verdict must be one of {', '.join(allowed)}, got {verdict!r}")
-        if not isinstance(who, str) or not who.strip() or len(who) > 200:
-            raise ApiError(400, "bad_who", "who must name the person giving the verdict (1..200 characters)")
-        if note is not None and (not isinstance(note, str) or len(note) > 2000):
-            raise ApiError(400, "bad_note", "note must be a string of at most 2000 characters")
+        verdict, who, note = check_verdict(verdict, who, note, VERDICTS)
         if trace_id is not None:
             trace_id = check_trace_id(trace_id)
-        res = SA.record_verdict(self, a_id, b_id, marker, verdict.strip().lower(), who.strip(), note, trace_id)
-        return {"verdict": _plain(res), "note": "a human verdict; it is kept apart from the statistical certificate",
+        res = self.serendipity.record_verdict(a_id, b_id, marker, verdict, who, note, trace_id)
+        return {"verdict": res, "note": "a human verdict; it is kept apart from the statistical certificate",
                 "_log_lanes": [{"channel": "verdict", "trace_id": trace_id}]}
 
     # -- corpus view, lab report, log -----------------------------------------------------------------
     def stats(self) -> dict:
         if self._stats is None:
-            from ..corpus.stats import graph_stats, stats_rows, undirected_pairs
-
-            st = graph_stats(self.index.corpus)
-            n = len(self.index.corpus)
-            pairs = undirected_pairs(self.index.corpus)
-            degree = np.bincount(pairs.ravel(), minlength=n) if n else np.zeros(0, dtype=np.int64)
-            bins, lo = [], 0
-            edges_ = [0, 1, 2, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025]
-            for i, lo in enumerate(edges_):
-                hi = edges_[i + 1] - 1 if i + 1 < len(edges_) else None
-                cnt = int(((degree >= lo) & (degree <= hi)).sum()) if hi is not None else int((degree >= lo).sum())
-                label = str(lo) if hi == lo else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
-                bins.append({"label": label, "lo": lo, "hi": hi, "count": cnt})
-            while len(bins) > 1 and bins[-1]["count"] == 0:
-                bins.pop()
-            types: dict[str, int] = {}
-            for e in self.index.corpus.edges:
-                types[e.type] = types.get(e.type, 0) + 1
-            self._stats = {"corpus": self.index.corpus.name, "stats": dataclasses.asdict(st),
-                           "rows": [list(r) for r in stats_rows(st)], "degree_histogram": bins,
-                           "edge_types": dict(sorted(types.items(), key=lambda kv: -kv[1]))}
+            self._stats = corpus_stats(self.index.corpus)
         return self._stats
 
-    def _report_path(self) -> Path | None:
-        if self.lab_dir is None or not self.lab_dir.exists():
-            return None
-        found = [p for p in self.lab_dir.rglob("report.html") if p.is_file()]
-        return max(found, key=lambda p: p.stat().st_mtime) if found else None
-
     def report(self) -> dict:
-        p = self._report_path()
-        if p is None:
-            why = ("no run dir given (start with --lab DIR)" if self.lab_dir is None
-                   else f"no report.html under {self.lab_dir} (run `sidelight lab report DIR`)")
-            return {"available": False, "reason": why}
-        md = p.with_name("report.md")
-        return {"available": True, "path": str(p), "modified": time.strftime(
-                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(p.stat().st_mtime)),
-                "markdown": md.read_text(encoding="utf-8")[:20_000] if md.exists() else None, "url": "/lab/report"}
+        return report_info(self.lab_dir)
 
     def report_html(self) -> str | None:
-        p = self._report_path()
+        p = latest_report(self.lab_dir)
         return p.read_text(encoding="utf-8") if p is not None else None
 
     def querylog(self, limit: Any = 50) -> dict:

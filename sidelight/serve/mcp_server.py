@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .engine import ApiError, Service
+from .engine import Service
+from .validate import ApiError
 
 INSTRUCTIONS = (
     "sidelight retrieves records from one index in separate lanes that are never fused. Call search_channels "
@@ -51,13 +52,12 @@ SEARCH = (
 CONNECTIONS = (
     "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "
     "seats (0 = none). The panel stays hidden until you have finished your answer and called reveal with its "
-    "SHA-256; a surprising connection is a prompt to think, not evidence. Answers 'not available' until the lane "
-    "exists in this build.")
+    "SHA-256; a surprising connection is a prompt to think, not evidence. Answers 'not available' while the index "
+    "has no serendipity certificate (`sidelight certify INDEX` builds one).")
 
 REVEAL = (
     "Reveal the connections panel of a connections trace after you have written your answer: pass that trace_id "
-    "and the SHA-256 (64 hex digits) of your finished answer, so later changes to the answer can be detected. "
-    "Answers 'not available' until the serendipity lane exists in this build.")
+    "and the SHA-256 (64 hex digits) of your finished answer, so later changes to the answer can be detected.")
 
 
 def build_server(service: Service, name: str = "sidelight"):
@@ -77,7 +77,7 @@ def build_server(service: Service, name: str = "sidelight"):
 
     @server.tool(name="search_channels", description=SEARCH_CHANNELS)
     def search_channels(query: str, limit: int = 10) -> dict[str, Any]:
-        return call(service.channels, query, limit, None, None)
+        return call(service.channels, query, limit)
 
     @server.tool(name="record_success", description=RECORD_SUCCESS)
     def record_success(trace_id: str, node_id: str) -> dict[str, Any]:
@@ -85,11 +85,11 @@ def build_server(service: Service, name: str = "sidelight"):
 
     @server.tool(name="search", description=SEARCH)
     def search(query: str, method: str = "bm25", k: int = 10) -> dict[str, Any]:
-        return call(service.search, query, method, k, None)
+        return call(service.search, query, method, k)
 
     @server.tool(name="connections", description=CONNECTIONS)
     def connections(query: str, dial: int = 3) -> dict[str, Any]:
-        return call(service.connections, query, dial, None, None)
+        return call(service.connections, query, dial)
 
     @server.tool(name="reveal", description=REVEAL)
     def reveal(trace_id: str, answer_sha256: str) -> dict[str, Any]:

@@ -4,9 +4,9 @@ Decision: the log lives in the same SQLite file as the traces (`INDEX/state.sqli
 `sidelight.graph.state`), in its own table `query_log` that this module creates and owns. One
 file means a log row and the traces it names travel together (copying or backing up the index
 folder keeps both), and every interface that opens the index (`sidelight serve`, `sidelight mcp`,
-the CLI) writes to the same place. The connection settings mirror `StateStore`: WAL journal,
-`busy_timeout`, every write one `BEGIN IMMEDIATE` transaction, one connection per process and
-thread, so several server workers and processes append concurrently without losing a row.
+the CLI) writes to the same place. Connections come from `sidelight.store.sqlite`, as for
+`StateStore` (WAL journal, `busy_timeout`, every write one `BEGIN IMMEDIATE` transaction, one
+connection per process and thread), so several workers and processes append without losing a row.
 
 A row: time, interface (http / mcp / cli), operation (search, channels, feedback, floor, ...),
 the query (or the trace id for feedback), the lanes returned with their trace ids, per-stage
@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
 from datetime import datetime, timezone
-from pathlib import Path
 
-BUSY_TIMEOUT_MS = 30_000
+from ..store.sqlite import LocalConnection, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS query_log (
@@ -56,62 +53,29 @@ class QueryLog:
     """Append-only log of served calls in the SQLite file `path` (normally `INDEX/state.sqlite`)."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._con()
+        self._db = LocalConnection(path, _SCHEMA)
+        self.path = self._db.path
+        self._db.get()  # creates the table now, so errors surface at construction
 
     @classmethod
     def for_index(cls, index) -> "QueryLog":
         """The log of an index: the same file as its `StateStore` (a temporary one for an unsaved index)."""
         return cls(index.state.path)
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                              check_same_thread=False)
-        con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        con.execute("PRAGMA journal_mode = WAL")
-        con.execute("PRAGMA synchronous = NORMAL")
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            for stmt in filter(str.strip, _SCHEMA.split(";")):
-                con.execute(stmt)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        return con
-
-    def _con(self) -> sqlite3.Connection:
-        loc = self._local
-        if getattr(loc, "pid", None) != os.getpid() or getattr(loc, "con", None) is None:
-            loc.con = self._connect()
-            loc.pid = os.getpid()
-        return loc.con
-
     def close(self) -> None:
-        con = getattr(self._local, "con", None)
-        if con is not None and getattr(self._local, "pid", None) == os.getpid():
-            con.close()
-        self._local.con = None
+        self._db.close()
 
     def append(self, interface: str, operation: str, query: str | None = None, lanes: list | dict | None = None,
                timings: dict | None = None, fallback: str | None = None, partial: bool = False,
                status: int = 200, error: str | None = None, total_ms: float | None = None) -> int:
         """Write one row in its own transaction; returns its id."""
-        con = self._con()
-        con.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(self._db.get()) as con:
             cur = con.execute(
                 "INSERT INTO query_log (created_at, interface, operation, query, lanes, timings, fallback, partial, "
                 "status, error, pid, total_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (_now(), interface, operation, query, json.dumps(lanes or [], ensure_ascii=False),
                  json.dumps(timings or {}, ensure_ascii=False), fallback, int(bool(partial)), int(status), error,
                  os.getpid(), None if total_ms is None else float(total_ms)))
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
         return int(cur.lastrowid)
 
     def entries(self, limit: int | None = 50, interface: str | None = None) -> list[dict]:
@@ -126,7 +90,7 @@ class QueryLog:
             sql += " LIMIT ?"
             args.append(int(limit))
         out = []
-        for row in self._con().execute(sql, args):
+        for row in self._db.get().execute(sql, args):
             d = dict(zip(COLUMNS, row))
             d["lanes"] = json.loads(d["lanes"])
             d["timings"] = json.loads(d["timings"])
@@ -135,4 +99,4 @@ class QueryLog:
         return out
 
     def count(self) -> int:
-        return int(self._con().execute("SELECT COUNT(*) FROM query_log").fetchone()[0])
+        return int(self._db.get().execute("SELECT COUNT(*) FROM query_log").fetchone()[0])

@@ -1,0 +1,99 @@
+"""Input checks for served calls: limits, and `ApiError` (HTTP status + stable code + what to fix).
+
+Every interface (HTTP, MCP, CLI) goes through the same `Service`, so these checks and their error
+codes are the API's contract: a client can switch on ``code``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_QUERY_CHARS = 1_000
+MAX_K = 100
+MAX_LIMIT = 50
+MAX_DIAL = 28
+MAX_EDGES = 500
+MAX_ID_CHARS = 512
+MAX_WHO_CHARS = 200
+MAX_NOTE_CHARS = 2_000
+TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class ApiError(Exception):
+    """A refused call: HTTP status, a stable code and a message that says what to fix."""
+
+    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.details = status, code, message, details
+
+    def to_dict(self) -> dict:
+        return {"error": {"status": self.status, "code": self.code, "message": self.message, **self.details}}
+
+
+def check_query(query: Any) -> str:
+    if not isinstance(query, str):
+        raise ApiError(400, "bad_query", "query must be a string")
+    if not query.strip():
+        raise ApiError(400, "empty_query", "query is empty; send some words to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ApiError(400, "query_too_long", f"query has {len(query)} characters; at most {MAX_QUERY_CHARS}",
+                       max_chars=MAX_QUERY_CHARS)
+    return query
+
+
+def check_int(value: Any, name: str, lo: int, hi: int, default: int | None = None) -> int:
+    """An integer lo..hi (ints, integral floats and numeric strings); `default` when absent."""
+    if value is None or value == "":
+        if default is None:
+            raise ApiError(400, f"missing_{name}", f"{name} is required (an integer {lo}..{hi})")
+        return default
+    bad = ApiError(400, f"bad_{name}", f"{name} must be an integer {lo}..{hi}, got {value!r}")
+    if isinstance(value, bool):
+        raise bad
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise bad from None
+    if not isinstance(value, int):
+        raise bad
+    if not lo <= value <= hi:
+        raise ApiError(400, f"{name}_out_of_range", f"{name} must be between {lo} and {hi}, got {value}",
+                       min=lo, max=hi)
+    return value
+
+
+def check_trace_id(value: Any) -> str:
+    if not isinstance(value, str) or not TRACE_ID.match(value):
+        raise ApiError(400, "bad_trace_id", f"trace_id must be the 32-hex-digit id a lane returned, got {value!r}")
+    return value
+
+
+def check_node_id(value: Any) -> str:
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS:
+        raise ApiError(400, "bad_node_id", f"node_id must be a record id (1..{MAX_ID_CHARS} characters)")
+    return value
+
+
+def check_sha256(value: Any) -> str:
+    """The answer hash for a reveal, lower-cased."""
+    h = value.strip().lower() if isinstance(value, str) else None
+    if h is None or not SHA256.match(h):
+        raise ApiError(400, "bad_answer_sha256", "answer_sha256 must be the 64-hex-digit SHA-256 of your "
+                       "finished answer (hash it before asking for the reveal)")
+    return h
+
+
+def check_verdict(verdict: Any, who: Any, note: Any, allowed: list[str]) -> tuple[str, str, str | None]:
+    """(verdict lower-cased, who stripped, note) of a human verdict."""
+    if not isinstance(verdict, str) or verdict.strip().lower() not in allowed:
+        raise ApiError(400, "bad_verdict", f"verdict must be one of {', '.join(allowed)}, got {verdict!r}")
+    if not isinstance(who, str) or not who.strip() or len(who) > MAX_WHO_CHARS:
+        raise ApiError(400, "bad_who", f"who must name the person giving the verdict (1..{MAX_WHO_CHARS} characters)")
+    if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE_CHARS):
+        raise ApiError(400, "bad_note", f"note must be a string of at most {MAX_NOTE_CHARS} characters")
+    return verdict.strip().lower(), who.strip(), note

@@ -1,0 +1,1 @@
+"""Storage helpers shared across packages (`sqlite`: connections to INDEX/state.sqlite)."""

@@ -1,0 +1,72 @@
+"""SQLite files written by several processes and threads at once (INDEX/state.sqlite).
+
+Every connection runs in autocommit mode (transactions are explicit), with the WAL journal,
+``busy_timeout`` (a writer waits for another instead of failing) and ``synchronous = NORMAL``.
+Every write is one ``BEGIN IMMEDIATE`` transaction (`transaction`), so concurrent writers lose
+nothing. `LocalConnection` keeps one connection per process and thread, opened lazily; a forked
+child opens its own.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+@contextmanager
+def transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` when the block raises."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+class LocalConnection:
+    """The connection to `path` of the calling process and thread.
+
+    `schema`: statements separated by ``;`` (e.g. ``CREATE TABLE IF NOT EXISTS``), run in one
+    transaction whenever a connection is opened.
+    """
+
+    def __init__(self, path: str | os.PathLike, schema: str, foreign_keys: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.schema = schema
+        self.foreign_keys = foreign_keys
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        loc = self._local
+        if getattr(loc, "pid", None) != os.getpid() or getattr(loc, "con", None) is None:
+            loc.con = self._open()
+            loc.pid = os.getpid()
+        return loc.con
+
+    def _open(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA synchronous = NORMAL")
+        if self.foreign_keys:
+            con.execute("PRAGMA foreign_keys = ON")
+        with transaction(con):
+            for stmt in filter(str.strip, self.schema.split(";")):
+                con.execute(stmt)
+        return con
+
+    def close(self) -> None:
+        """Close this thread's connection (a connection inherited across fork is left alone)."""
+        con = getattr(self._local, "con", None)
+        if con is not None and getattr(self._local, "pid", None) == os.getpid():
+            con.close()
+        self._local.con = None
