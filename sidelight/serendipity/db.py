@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
+
+from ..store.sqlite import LocalConnection, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ser_certificates (
@@ -42,57 +43,33 @@ def now() -> str:
 
 
 class SerDB:
-    """One connection per process and thread, opened lazily."""
+    """The serendipity tables, through the project's shared SQLite connection helper."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
+        self._local = LocalConnection(self.path, _SCHEMA)
 
     @classmethod
     def for_index(cls, index) -> "SerDB":
         return cls(index.state.path)
 
     def con(self) -> sqlite3.Connection:
-        c = getattr(self._local, "con", None)
-        if c is None or getattr(self._local, "pid", None) != os.getpid():
-            c = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            c.execute("PRAGMA journal_mode=WAL")
-            c.execute("PRAGMA busy_timeout=30000")
-            c.executescript(_SCHEMA)
-            self._local.con, self._local.pid = c, os.getpid()
-        return c
+        return self._local.get()
 
     def write(self, sql: str, args=()) -> sqlite3.Cursor:
-        c = self.con()
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            cur = c.execute(sql, args)
-            c.execute("COMMIT")
-            return cur
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
+        with transaction(self.con()) as c:
+            return c.execute(sql, args)
 
     def write_many(self, statements: list[tuple[str, tuple]]) -> None:
-        c = self.con()
-        c.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(self.con()) as c:
             for sql, args in statements:
                 c.execute(sql, args)
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
 
     def rows(self, sql: str, args=()) -> list[tuple]:
         return self.con().execute(sql, args).fetchall()
 
     def close(self) -> None:
-        c = getattr(self._local, "con", None)
-        if c is not None:
-            c.close()
-            self._local.con = None
+        self._local.close()
 
     # ---- session usage -------------------------------------------------------------------------
     def usage(self, session_id: str) -> dict[int, int]:
