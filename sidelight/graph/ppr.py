@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError, NonFiniteScoreError
+from . import ppr_kernel
 
 try:  # the kernel behind `csr_matrix @ vector`, used in place to skip 20 allocations per query
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
@@ -25,11 +26,40 @@ except ImportError:  # pragma: no cover
     _csr_matvec = None
 
 
+class _Layout:
+    """P^T relabelled for the walk: node new id r is old id perm[r], rows by descending entry count
+    (ties by old id), so rows of equal length run together (the row loop's branches predict well;
+    the hubs' entries of p share cache lines). Each row keeps its entries in their original order,
+    so every row sum adds the same products in the same order: the walk is bit-identical."""
+
+    __slots__ = ("perm", "iperm", "indptr", "indices", "indices_u", "data", "scaled", "dangling")
+
+    def __init__(self, m: sp.csr_matrix, inv: np.ndarray, dangling_idx: np.ndarray) -> None:
+        n = m.shape[0]
+        count = np.diff(m.indptr).astype(np.int64)
+        self.perm = np.argsort(-count, kind="stable")
+        self.iperm = np.empty(n, np.int64)
+        self.iperm[self.perm] = np.arange(n)
+        count = count[self.perm]
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(count, out=indptr[1:])
+        take = np.repeat(m.indptr[self.perm].astype(np.int64) - indptr[:-1], count) + np.arange(indptr[-1])
+        self.indptr = indptr.astype(m.indices.dtype)  # csr_matvec wants one index dtype
+        self.indices = self.iperm[m.indices[take]].astype(m.indices.dtype)
+        self.indices_u = self.indices.view(np.uint32 if self.indices.dtype == np.int32 else np.uint64)
+        self.data = m.data[take]
+        inv = inv[self.perm]
+        # unit weights: every entry is its source's 1/out-weight, so data[jj]*p[j] == inv[j]*p[j]
+        self.scaled = inv if np.array_equal(self.data, inv[self.indices]) else None
+        self.dangling = self.iperm[dangling_idx]  # ascending OLD id: the order p[di].sum() adds in
+
+
 class PPRGraph:
     """An adjacency prepared once for many queries: P^T (CSR) and the dangling-node mask.
 
     Rows are normalised by their weight sums, so a weighted adjacency walks in proportion to
-    weight; the undirected projection (weight 1) gives Carrier's uniform walk.
+    weight; the undirected projection (weight 1) gives Carrier's uniform walk. The walk itself
+    runs on a relabelled copy (`layout()`) and gives the same floats.
     """
 
     def __init__(self, adjacency: sp.spmatrix) -> None:
@@ -47,7 +77,12 @@ class PPRGraph:
         self.transition_t = sp.csr_matrix((sp.diags(inv) @ a).T)  # P^T, rows = targets
         self.transition_t.sort_indices()
         self._dangling_idx = np.flatnonzero(self.dangling)
+        self._layout = _Layout(self.transition_t, inv, self._dangling_idx)  # ~30 ms on WordNet nouns
         self.n_links = a.nnz
+
+    def layout(self) -> _Layout:
+        """The relabelled P^T the walk runs on."""
+        return self._layout
 
     def matvec(self, p: np.ndarray, out: np.ndarray) -> np.ndarray:
         """out = P^T p, written in place (no allocation per iteration)."""
@@ -125,18 +160,43 @@ def ppr_vector(text_scores: np.ndarray, adjacency: "sp.spmatrix | PPRGraph", alp
         return (p, [0.0]) if return_mass else p
     s_vals = t[seeds] / t[seeds].sum()
     p[seeds] = s_vals
-    masses = [float(p.sum())]
-    beta, di = 1.0 - alpha, g._dangling_idx
-    buf = np.empty(g.n)
+    masses = [float(p.sum())] if return_mass else None
+    lay = g.layout()
+    seeds = lay.iperm[seeds]  # the walk runs on relabelled ids
+    p.fill(0.0)
+    p[seeds] = s_vals
+    p = _walk(lay, seeds, s_vals, alpha, iterations, p, masses)[lay.iperm]
+    return (p, masses) if return_mass else p
+
+
+def _walk(lay: _Layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, iterations: int, p: np.ndarray,
+          masses: list | None) -> np.ndarray:
+    """`iterations` steps of p <- alpha*s + (1-alpha)*(P^T p + dangling_mass*s) on the relabelled
+    layout (ids, seeds and p relabelled); appends sum(p) in original order to `masses` if given."""
+    beta = 1.0 - alpha
+    if ppr_kernel.enabled():
+        if masses is None:
+            return ppr_kernel.walk(lay, seeds, s_vals, alpha, beta, iterations, p)
+        for _ in range(iterations):
+            p = ppr_kernel.walk(lay, seeds, s_vals, alpha, beta, 1, p)
+            masses.append(float(p[lay.iperm].sum()))
+        return p
+    n, di = len(p), lay.dangling
+    m = None if _csr_matvec is not None else sp.csr_matrix((lay.data, lay.indices, lay.indptr), shape=(n, n))
+    buf = np.empty(n)
     for _ in range(iterations):
         dangling_mass = float(p[di].sum()) if len(di) else 0.0
-        q = g.matvec(p, buf)  # q = P^T p
-        q *= beta
-        q[seeds] += (alpha + beta * dangling_mass) * s_vals
-        p, buf = q, p
-        if return_mass:
-            masses.append(float(p.sum()))
-    return (p, masses) if return_mass else p
+        if m is None:  # q = P^T p, in place
+            buf.fill(0.0)
+            _csr_matvec(n, n, lay.indptr, lay.indices, lay.data, p, buf)
+        else:  # pragma: no cover - scipy without the private kernel
+            buf[:] = m @ p
+        buf *= beta
+        buf[seeds] += (alpha + beta * dangling_mass) * s_vals
+        p, buf = buf, p
+        if masses is not None:
+            masses.append(float(p[lay.iperm].sum()))
+    return p
 
 
 def maxnorm(x: np.ndarray) -> np.ndarray:
