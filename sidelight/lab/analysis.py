@@ -107,7 +107,10 @@ def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, pro
     per_label = {s.label: per_query_scores(bench, rankings[s.label], metrics) for s in settings}
     out: dict = {"metrics": metrics, "primary_metric": primary, "methods": {}, "groups": {}, "contrasts": []}
     for s in settings:
+        spec = next((m for m in protocol.methods if m["name"] == s.group), {})
         out["methods"][s.label] = {"method": s.method, "params": s.params, "group": s.group,
+                                   "exploratory": bool(spec.get("exploratory")),
+                                   "params_from": spec.get("params_from"),
                                    **summarise(bench, per_label[s.label], metrics),
                                    "per_query": per_label[s.label]}
     groups: dict[str, list[str]] = {}
@@ -135,6 +138,13 @@ def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, pro
                 c = contrast(bench, a, b, primary, protocol.stats, families)
                 c.update(baseline=base, candidate=f"{g} (mean of {len(labels)})", role="exploratory")
                 out["contrasts"].append(c)
+        done = {(c["baseline"], c["candidate"]) for c in out["contrasts"]}
+        for b, cand in protocol.extra_contrasts():
+            if b in per_label and cand in per_label and (b, cand) not in done:
+                c = contrast(bench, per_label[b], per_label[cand], primary, protocol.stats, families)
+                c.update(baseline=b, candidate=cand, role="exploratory")
+                out["contrasts"].append(c)
+                done.add((b, cand))
     out["contrasts"].sort(key=lambda c: c["role"] != "primary")  # stable: primary first, then protocol order
     if corpus is not None and tokenizer is not None and protocol.kind == "concept":
         out["lexical_overlap"] = lexical_overlap(bench, corpus, tokenizer)

@@ -107,10 +107,23 @@ class Protocol:
                             progress=False)
         setup["index_build_s"] = time.perf_counter() - t
         if ix.get("dense"):
-            t = time.perf_counter()
-            index.add_dense(ix["dense"], progress=False)
-            setup["corpus_encoding_s"] = time.perf_counter() - t
+            from .densecache import dense_store
+
+            index.dense, info = dense_store(corpus, ix["dense"], progress=False)
+            if info["status"] == "encoded":
+                setup["corpus_encoding_s"] = info["encode_s"]
+            setup["corpus_encoding"] = {k: v for k, v in info.items() if k != "model"}
         return index, setup
+
+    def dense_model(self) -> dict | None:
+        """Identity of the protocol's embedding model (what decides the vectors), or None."""
+        spec = self.data.get("index", {}).get("dense")
+        if not spec:
+            return None
+        from .densecache import load_embedder, model_material
+
+        emb = load_embedder(spec)
+        return {"spec": spec, "name": emb.identity.get("name"), **model_material(emb.identity)}
 
     def benchmark_files(self) -> list[Path]:
         b = self.data["benchmark"]
@@ -165,12 +178,34 @@ class Protocol:
             src = spec.get("params_from")
             if src and src not in names:
                 raise InputError(f"{self.path}: method {spec['name']!r} takes params from {src!r}, which is not run")
+            if src:
+                grid = next(s for s in runnable if s["name"] == src).get("grid")
+                if not grid:
+                    raise InputError(f"{self.path}: method {spec['name']!r} borrows the dev-selected setting of "
+                                     f"{src!r}, which has no grid to select from")
+                clash = sorted(set(grid) & set(spec.get("params", {})) | set(grid) & set(spec.get("grid", {})))
+                if clash:
+                    raise InputError(f"{self.path}: method {spec['name']!r} borrows {', '.join(clash)} from "
+                                     f"{src!r} and also sets them itself")
         pc = self.data.get("primary_contrast")
         if pc:
             for role in ("baseline", "candidate"):
                 if pc[role] not in names:
                     raise InputError(f"{self.path}: primary contrast {role} {pc[role]!r} is not a runnable method")
+        listed = {s["name"] for s in self.methods}
+        for c in self.data.get("contrasts", []):
+            for role in ("baseline", "candidate"):
+                if c.get(role) not in listed:  # a skipped optional method just drops its contrast
+                    raise InputError(f"{self.path}: contrast {role} {c.get(role)!r} is not a listed method")
         return runnable, skipped
+
+    def extra_contrasts(self) -> list[tuple[str, str]]:
+        """(baseline, candidate) pairs the protocol names besides the ones against the baseline;
+        all exploratory."""
+        return [(c["baseline"], c["candidate"]) for c in self.data.get("contrasts", [])]
+
+    def exploratory(self, name: str) -> bool:
+        return any(s["name"] == name and s.get("exploratory") for s in self.methods)
 
     def grid_settings(self, spec: dict) -> list[Setting]:
         """Every grid point of a method (one setting when it has no grid)."""

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from .figures import degree_figure, effects_figure, method_bars
+from .timing import setup_items
 
 CARRIER_COLS = ("mrr@10", "hit@1", "hit@5", "hit@10")
 CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a202c}"
@@ -43,7 +44,12 @@ def _display_rows(result: dict) -> list[tuple[str, dict]]:
                 done.add(g)
             continue
         params = {k: v for k, v in info["params"].items() if k not in ("n_seeds", "iterations")}
-        rows.append((label + (f" {json.dumps(params)}" if params and label == info["method"] else ""), info["overall"]))
+        if info.get("params_from"):
+            params = {k: v for k, v in params.items() if k in ("alpha", "lam")} or params
+        text = label + (f" {json.dumps(params)}" if params and label == info["method"] else "")
+        if info.get("params_from"):
+            text += f" (setting of {info['params_from']})"
+        rows.append((text + (" · exploratory" if info.get("exploratory") else ""), info["overall"]))
     return rows
 
 
@@ -106,6 +112,10 @@ def _blocks(run: Path) -> list[tuple]:
             if trows:
                 B.append(("p", f"Queries: {t}" + (" (the seeded sample)" if t == "sample" else " judged test queries")))
                 B.append(("table", ["Method", "relevant first"] + ms, trows))
+    if res.get("dense"):
+        B.extend(_dense_block(res, pdata))
+    if res.get("setup") and not timings:
+        B.append(("p", "Setup (not part of any query time): " + ", ".join(setup_items(res["setup"])) + "."))
     if res["contrasts"]:
         B.extend(_contrasts(res))
     pc = pdata.get("primary_contrast")
@@ -127,7 +137,7 @@ def _blocks(run: Path) -> list[tuple]:
     if timings:
         B.append(("h2", "Timing"))
         B.append(("p", f"{timings['passes']} rotated passes per query over {timings['n_queries']} queries. Setup "
-                       f"(separate): " + ", ".join(f"{k} {v:.2f}s" for k, v in timings["setup_s"].items()) + "."))
+                       f"(separate): " + ", ".join(setup_items(timings["setup_s"])) + "."))
         B.append(("table", ["Method", "median ms", "mean ms", "p90 ms", "timed calls"],
                   [[lab, f"{s['median_ms']:.2f}", f"{s['mean_ms']:.2f}", f"{s['p90_ms']:.2f}", s["n"]]
                    for lab, s in timings["summary"].items()]))
@@ -150,6 +160,30 @@ def _blocks(run: Path) -> list[tuple]:
                    "separate folder (`sidelight lab reproduce`) and `sidelight lab audit` recomputes every number "
                    "from stored ranks without the lab's metric code."))  # noqa: E501
     return B
+
+
+def _dense_block(res: dict, pdata: dict) -> list[tuple]:
+    d = res["dense"]
+    ident = d.get("identity", {})
+    expl = [lab for lab, info in res["methods"].items() if info.get("exploratory")]
+    borrowed = {lab: info["params_from"] for lab, info in res["methods"].items() if info.get("params_from")
+                and info.get("exploratory")}
+    text = (f"Local dense supplement (exploratory: {', '.join(expl) or 'none'}). Model {ident.get('name', d['spec'])} "
+            f"run locally (onnx sha256 {str(ident.get('onnx_sha256'))[:16]}, tokenizer sha256 "
+            f"{str(ident.get('tokenizer_sha256'))[:16]}), {ident.get('pooling', '?')} pooling, "
+            f"{'L2-normalised' if ident.get('normalize') else 'unnormalised'} {ident.get('dim')}-dimensional vectors, "
+            f"at most {ident.get('max_length')} wordpieces; records encoded from the same repeated name + text "
+            f"that BM25 indexes. Documents truncated: {d['truncated_docs']:,} of {d['n_vectors']:,}; held-out "
+            f"queries truncated: {'–' if d.get('truncated_queries') is None else d['truncated_queries']} of "
+            f"{d['n_queries']}. Vectors sha256 {str(d.get('vectors_sha256'))[:16]}.")
+    if borrowed:
+        text += (" Borrowed settings, no dense-specific tuning: " + "; ".join(
+            f"{lab} uses the dev-selected setting of {src} "
+            f"({json.dumps({k: v for k, v in res['methods'][lab]['params'].items() if k in (res.get('selection') or {}).get(src, {})})})"
+            for lab, src in borrowed.items()) + ".")
+    if pdata.get("index", {}).get("dense_note"):
+        text += " " + pdata["index"]["dense_note"]
+    return [("h2", "Local dense supplement"), ("p", text)]
 
 
 def _contrasts(res: dict) -> list[tuple]:

@@ -92,9 +92,13 @@ class Context:
 
     def hashes(self) -> dict:
         impl, files = implementation_hash()
-        return {"protocol_sha256": self.protocol.sha256(), "benchmark_sha256": self.protocol.benchmark_sha256(),
-                "corpus_hash": self.corpus.content_hash(), "implementation_sha256": impl,
-                "implementation_files": files}
+        h = {"protocol_sha256": self.protocol.sha256(), "benchmark_sha256": self.protocol.benchmark_sha256(),
+             "corpus_hash": self.corpus.content_hash(), "implementation_sha256": impl,
+             "implementation_files": files}
+        dense = self.protocol.dense_model()
+        if dense is not None:  # the model files live outside the package: pin them too
+            h["dense_model"] = dense
+        return h
 
 
 def _check_declared(p: Protocol, h: dict) -> None:
@@ -137,6 +141,8 @@ def check_frozen(ctx: Context, out: Path) -> dict:
     for key in ("protocol_sha256", "benchmark_sha256", "corpus_hash", "implementation_sha256"):
         if frozen[key] != now[key]:
             problems.append(f"{key} changed: frozen {frozen[key][:16]}, now {now[key][:16]}")
+    if frozen.get("dense_model") != now.get("dense_model"):
+        problems.append(f"dense model changed: frozen {frozen.get('dense_model')}, now {now.get('dense_model')}")
     if frozen["implementation_sha256"] != now["implementation_sha256"]:
         a, b = frozen["implementation_files"], now["implementation_files"]
         changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
@@ -240,6 +246,7 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
                 rankings[s.label] = rankings[twin] if twin else rank_setting(ctx, s, qids)
         all_settings = first + [s for s in final if s.label not in {f.label for f in first}]
         result = analyse(dev, rankings, all_settings, p)
+        result["setup"] = ctx.setup
     else:
         result = {"note": "no dev queries and no grid: nothing to select"}
     tmp = Path(tempfile.mkdtemp(prefix=".dev.tmp-", dir=out))
@@ -264,6 +271,8 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
     result = analyse(test, rankings, settings, p, ctx.corpus, ctx.index.lexical.tokenizer)
     result["selection"] = selection["selected"]
     result["setup"] = ctx.setup
+    if ctx.index.dense is not None:
+        result["dense"] = _dense_report(ctx, test)
     result["rewire_reports"] = _rewire_reports(ctx)
     tmp = Path(tempfile.mkdtemp(prefix=".test.tmp-", dir=out))
     for label, r in rankings.items():
@@ -279,6 +288,19 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
     os.chmod(tmp, 0o755)
     os.replace(tmp, out / "test")
     return result
+
+
+def _dense_report(ctx: Context, bench) -> dict:
+    """Model identity, vector provenance and truncation counts (documents; held-out queries)."""
+    store = ctx.index.dense
+    emb = store.embedder()
+    count, limit = getattr(emb, "count_tokens", None), getattr(emb, "max_length", None)
+    prefix = str(getattr(getattr(emb, "files", None), "query_prefix", "") or "")
+    tq = sum(1 for q in bench.queries.values() if count(prefix + q) > limit) if count and limit else None
+    info = ctx.setup.get("corpus_encoding", {})
+    return {"spec": store.spec, "identity": store.identity, "n_vectors": int(len(store.vectors)),
+            "truncated_docs": int(store.truncated_docs), "truncated_queries": tq, "n_queries": len(bench.queries),
+            "vectors_sha256": info.get("vectors_sha256"), "cache_key": info.get("key")}
 
 
 def _rewire_reports(ctx: Context) -> dict | None:
@@ -302,6 +324,8 @@ def compare_runs(a: Path, b: Path, tol: float = 0.0) -> tuple[list[str], list[st
     for key in ("protocol_sha256", "benchmark_sha256", "corpus_hash"):
         if fa[key] != fb[key]:
             diffs.append(f"freeze {key}: {fa[key][:16]} vs {fb[key][:16]}")
+    if fa.get("dense_model") != fb.get("dense_model"):
+        diffs.append(f"freeze dense_model: {fa.get('dense_model')} vs {fb.get('dense_model')}")
     if fa["implementation_sha256"] != fb["implementation_sha256"]:
         notes.append(f"implementation hash differs ({fa['implementation_sha256'][:16]} vs "
                      f"{fb['implementation_sha256'][:16]}); ranks are compared anyway")
