@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.sources import load_source
+from ..errors import InputError
 from ..index import Index
 from ..lanes.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
@@ -28,6 +29,11 @@ def register(sub) -> None:
     p.add_argument("--dense", metavar="MODEL_SPEC", help="also store embedding vectors: 'minilm', a local ONNX folder, or hf:ORG/NAME@REV")
     p.add_argument("--threads", type=int, default=2, help="ONNX Runtime intra-op threads for --dense")
     p.add_argument("--batch-size", type=int, default=32, help="encoding batch size for --dense")
+    p.add_argument("--ann", action="store_true",
+                   help="with --dense: also save an HNSW graph (usearch) for the `dense-ann` method")
+    p.add_argument("--ann-connectivity", type=int, default=None, help="HNSW connectivity (M) for --ann (default 32)")
+    p.add_argument("--ann-expansion-add", type=int, default=None, help="HNSW expansion at build for --ann (default 128)")
+    p.add_argument("--ann-expansion-search", type=int, default=None, help="HNSW expansion at query for --ann (default 128)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_index)
 
@@ -43,6 +49,8 @@ def register(sub) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    if args.ann and not args.dense:
+        raise InputError("--ann needs --dense MODEL_SPEC (the graph is built over the dense vectors)")
     corpus = load_source(args.source)
     if args.title_weight is not None:
         corpus.title_weight = args.title_weight
@@ -50,11 +58,19 @@ def run_index(args: argparse.Namespace) -> int:
     index = Index.build(corpus, tok, BM25Params(args.k1, args.b, args.variant), progress=not args.quiet)
     if args.dense:
         index.add_dense(args.dense, args.batch_size, args.threads, progress=not args.quiet)
+        if args.ann:
+            from ..lanes.ann import AnnParams
+
+            given = {"connectivity": args.ann_connectivity, "expansion_add": args.ann_expansion_add,
+                     "expansion_search": args.ann_expansion_search}
+            index.dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
     index.save(args.out)
     print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.out}")
     if index.dense is not None:
         print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
               f"{index.dense.truncated_docs} of {len(corpus)} records truncated at {index.dense.identity['max_length']} tokens")
+        if index.dense.ann_params is not None:
+            print(f"ann: usearch HNSW {index.dense.ann_params.to_dict()} -> method dense-ann")
     return 0
 
 

@@ -2,6 +2,11 @@
 
 Vectors live in the index (float32, memory-mappable) with the model's identity; a query is
 encoded by the same model, and an index built with another model is refused.
+
+Optionally (`sidelight index ... --dense minilm --ann`, or `DenseStore.build_ann`) an HNSW graph
+over the same vectors is saved beside them (`dense/ann.usearch`, see `sidelight.lanes.ann`) for the
+`dense-ann` method. After `add`/`delete` the graph is stale: it is rebuilt (same settings) on the
+next `dense-ann` query or `save`.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import numpy as np
 
 from ..errors import IndexFormatError, InputError
 from .methods import register
-from .ranking import Ranking, top_k
+from .ranking import Ranking, check_finite, select_top, top_k
 
 if TYPE_CHECKING:
     from ..index import Index
+    from .ann import AnnIndex, AnnParams
     from ..models.embedder import Embedder
 
 
@@ -32,6 +38,9 @@ class DenseStore:
     truncated_docs: int = 0
     threads: int = 2
     _embedder: "Embedder | None" = field(default=None, repr=False)
+    ann_params: "AnnParams | None" = None  # set: the index keeps an ANN graph (saved beside the vectors)
+    _ann: "AnnIndex | None" = field(default=None, repr=False)
+    _ann_source: "tuple[Path, dict] | None" = field(default=None, repr=False)  # saved graph, not yet opened
 
     @classmethod
     def build(cls, texts: list[str], spec: str = "minilm", batch_size: int = 32, threads: int = 2,
@@ -61,23 +70,55 @@ class DenseStore:
         """Cosine of the query with every record (vectors are unit length)."""
         return (self.vectors @ self.encode_query(query)).astype(np.float64)
 
+    # ---- ANN graph (optional) --------------------------------------------------------------------
+    def build_ann(self, params: "AnnParams | None" = None) -> "AnnIndex":
+        """Build (or rebuild) the HNSW graph over the stored vectors; it is saved with the index."""
+        from .ann import AnnIndex, AnnParams
+
+        self.ann_params = params or AnnParams()
+        self._ann, self._ann_source = AnnIndex.build(self.vectors, self.ann_params), None
+        return self._ann
+
+    def ann(self) -> "AnnIndex":
+        """The ANN graph: opened from the index folder on first use (rebuilt if stale)."""
+        if self._ann is None:
+            if self.ann_params is None:
+                raise InputError("this index has no ANN graph for `dense-ann`; rebuild it with "
+                                 "`sidelight index SOURCE --dense minilm --ann` (or use the exact `dense` method)")
+            if self._ann_source is not None:
+                from .ann import AnnIndex
+
+                folder, meta = self._ann_source
+                self._ann = AnnIndex.load(folder, meta, *self.vectors.shape)
+                self._ann_source = None
+            else:
+                self.build_ann(self.ann_params)
+        return self._ann
+
+    def _ann_stale(self) -> None:
+        self._ann = self._ann_source = None
+
     def add(self, texts: list[str], batch_size: int = 32) -> None:
         emb = self.embedder()
         before = emb.truncated_docs
         new = emb.encode(texts, batch_size=batch_size, kind="doc")
         self.truncated_docs += emb.truncated_docs - before
         self.vectors = np.vstack([np.asarray(self.vectors), new])
+        self._ann_stale()
 
     def delete(self, positions: np.ndarray) -> None:
         keep = np.ones(len(self.vectors), dtype=bool)
         keep[positions] = False
         self.vectors = np.asarray(self.vectors)[keep]
+        self._ann_stale()
 
     def save(self, folder: Path) -> dict:
         folder.mkdir()
         np.save(folder / "vectors.npy", np.ascontiguousarray(self.vectors, dtype=np.float32))
         meta = {"spec": self.spec, "identity": self.identity, "truncated_docs": self.truncated_docs,
                 "shape": list(self.vectors.shape)}
+        if self.ann_params is not None:
+            meta["ann"] = self.ann().save(folder)
         (folder / "dense.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
         return meta
 
@@ -88,7 +129,12 @@ class DenseStore:
         if vectors.shape != (n_records, meta["identity"]["dim"]) or vectors.dtype != np.float32:
             raise IndexFormatError(f"{folder}: dense vectors {vectors.shape} {vectors.dtype} do not fit "
                                    f"{n_records} records of dimension {meta['identity']['dim']}")
-        return cls(vectors, meta["identity"], meta["spec"], meta.get("truncated_docs", 0))
+        store = cls(vectors, meta["identity"], meta["spec"], meta.get("truncated_docs", 0))
+        if "ann" in meta:  # opened on first `dense-ann` query
+            from .ann import AnnParams
+
+            store.ann_params, store._ann_source = AnnParams.from_dict(meta["ann"]), (folder, meta["ann"])
+        return store
 
 
 def require_dense(index: "Index") -> DenseStore:
@@ -100,3 +146,20 @@ def require_dense(index: "Index") -> DenseStore:
 @register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records")
 def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(require_dense(index).scores(query), k, index.id_rank, positive_only=False)
+
+
+@register("dense-ann", "dense via the saved HNSW graph (usearch): max(k, candidates) approximate neighbours "
+          "rescored exactly; scores are exact cosines, ties by id (needs `index --ann`)",
+          candidates=100, expansion_search=None)
+def _dense_ann(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    dense = require_dense(index)
+    graph = dense.ann()  # clear error naming --ann when the index has none
+    q = dense.encode_query(query)
+    count = max(k or 0, int(params["candidates"]))  # k=None: the whole candidate pool, ranked
+    cand = graph.search(q, count, params["expansion_search"])
+    # exact cosines of the pool, accumulated in float64 row by row (einsum, no BLAS blocking), so a
+    # score depends only on the two vectors, not on where the row sits: equal vectors tie exactly
+    # and the id breaks the tie; differs from `dense` (float32 BLAS) by float32 rounding at most
+    vals = np.einsum("ij,j->i", np.asarray(dense.vectors[cand], dtype=np.float64), np.asarray(q, dtype=np.float64))
+    check_finite(vals, "ranking")
+    return select_top(cand, vals, k, index.id_rank)  # = top_k(..., positive_only=False, candidates=cand)
