@@ -28,21 +28,14 @@ than it saves once rows are in degree order).
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import threading
 import types
 
 import numpy as np
 
-BACKEND = "numpy"
-REASON = ""
-if os.environ.get("SIDELIGHT_KERNELS", "").strip().lower() == "numpy":
-    REASON = "disabled by SIDELIGHT_KERNELS=numpy"
-elif importlib.util.find_spec("numba") is None:
-    REASON = "numba is not installed"
-else:
-    BACKEND = "numba"
+from ..lanes.kernels import choose_backend
+
+BACKEND, REASON = choose_backend()
 
 _K = None
 _LOCK = threading.Lock()

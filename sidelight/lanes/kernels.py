@@ -29,14 +29,17 @@ import numpy as np
 
 from ..errors import NonFiniteScoreError
 
-BACKEND = "numpy"
-REASON = ""
-if os.environ.get("SIDELIGHT_KERNELS", "").strip().lower() == "numpy":
-    REASON = "disabled by SIDELIGHT_KERNELS=numpy"
-elif importlib.util.find_spec("numba") is None:
-    REASON = "numba is not installed"
-else:
-    BACKEND = "numba"
+def choose_backend() -> tuple[str, str]:
+    """("numba", "") when numba is installed and not switched off by SIDELIGHT_KERNELS=numpy,
+    else ("numpy", why). Shared by every module with optional numba kernels."""
+    if os.environ.get("SIDELIGHT_KERNELS", "").strip().lower() == "numpy":
+        return "numpy", "disabled by SIDELIGHT_KERNELS=numpy"
+    if importlib.util.find_spec("numba") is None:
+        return "numpy", "numba is not installed"
+    return "numba", ""
+
+
+BACKEND, REASON = choose_backend()
 
 _K = None  # the compiled kernels (a namespace), built on first use
 _LOCK = threading.Lock()
