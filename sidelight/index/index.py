@@ -42,8 +42,8 @@ class Index:
 
     Graph component: `graph` is a `Graph` over record positions built from `corpus.edges` (at
     build time, and again after every add/delete); a saved index keeps it under `INDEX/graph/`
-    and loads it memory-mapped (a folder written before the graph existed gets it rebuilt from
-    edges.jsonl). `ppr_graph` is the PPR walk over its undirected projection, built on first use.
+    and loads it memory-mapped. `ppr_graph` is the PPR walk over its undirected projection,
+    built on first use.
 
     `state` is the mutable `StateStore` (traces, successes, learned edge-weight overlay): for a
     saved index `INDEX/state.sqlite` (outside the manifest hashes, kept across rewrites); for an
@@ -174,12 +174,10 @@ class Index:
             lexical = LexicalIndex(TokenizerConfig.from_dict(manifest["lexical"]["tokenizer"]), vocab, tf,
                                    BM25Params(**manifest["lexical"]["bm25"]))
             dense = DenseStore.load(path / "dense", len(records)) if "dense" in manifest else None
-            graph = None
-            if "graph" in manifest:  # folders written before the graph component: rebuilt from edges
-                graph = Graph.load(path / "graph", mmap=True)
-                if graph.n_nodes != len(records) or graph.n_edges != len(edges):
-                    raise IndexFormatError(f"{path}: graph has {graph.n_nodes} nodes / {graph.n_edges} edges "
-                                           f"for {len(records)} records / {len(edges)} edges")
+            graph = Graph.load(path / "graph", mmap=True)
+            if graph.n_nodes != len(records) or graph.n_edges != len(edges):
+                raise IndexFormatError(f"{path}: graph has {graph.n_nodes} nodes / {graph.n_edges} edges "
+                                       f"for {len(records)} records / {len(edges)} edges")
         except (KeyError, TypeError, ValueError, InputError) as exc:
             raise IndexFormatError(f"{path}: index contents do not fit its manifest ({exc})") from exc
         return cls(corpus, lexical, path, manifest, dense, graph)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sidelight.corpus import Corpus, Edge, Record
-from sidelight.errors import InputError
+from sidelight.errors import IndexFormatError, InputError
 from sidelight.graph import Graph, degree_scores, ppr_boost, rewire
 from sidelight.graph.methods import (PPR_DEFAULTS, PPR_GRID, rewire_reports, rewired_adjacency,
                                      select_ppr_setting)
@@ -165,15 +165,17 @@ def test_index_graph_saved_loaded_and_rebuilt(tmp_path):
     assert again.graph.n_edges == 2 and again.manifest["graph"]["edges"] == 2
 
 
-def test_index_without_graph_folder_rebuilds_it(tmp_path):
+def test_index_without_graph_folder_is_refused(tmp_path):
+    import shutil
+
     ix = Index.build(small(), progress=False)
     path = ix.save(tmp_path / "idx")
     manifest = json.loads((path / "manifest.json").read_text())
-    del manifest["graph"]
     manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("graph/")}
     (path / "manifest.json").write_text(json.dumps(manifest))
-    loaded = Index.load(path)
-    assert loaded.graph.n_edges == 3 and not isinstance(loaded.graph.indices, np.memmap)
+    shutil.rmtree(path / "graph")
+    with pytest.raises(IndexFormatError):
+        Index.load(path)
 
 
 def test_state_lives_in_the_index_folder_and_survives_rewrites(tmp_path):
