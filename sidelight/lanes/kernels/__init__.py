@@ -1,0 +1,185 @@
+"""Optional numba kernels for the lexical lane: fused BM25 top-k, score accumulation, dense top-k.
+
+`BACKEND` says which path the lanes take: "numba" when numba is installed (the `bench` extra)
+and not disabled by SIDELIGHT_KERNELS=numpy, else "numpy" (the reference implementation in
+`lexical.py` / `ranking.py`). numba is imported and the kernels compiled on first use, not at
+import; if that fails, `BACKEND` becomes "numpy" and `REASON` says why. Compiled code is cached
+on disk (`cache=True`) when numba finds a writable cache location, else it is compiled per process.
+
+Every kernel is exact with respect to the numpy path: postings are added term by term in query
+order, starting from 0.0 (the order `np.bincount` adds them in `_accumulate`), so scores are
+bit-identical; rankings order by (score desc, id_rank asc, position asc), which is what
+`select_top`'s stable lexsort yields; only positive scores rank; a non-finite score raises the
+same NonFiniteScoreError as `check_finite` (untouched records score 0.0, so checking the touched
+ones is checking all; the pruned kernel checks its survivors and sends a query whose terms have
+a non-finite upper bound to the full kernel).
+
+numba does not check bounds: the entry points take arrays straight from a LexicalIndex (CSC
+weights, valid term ids) and check that `id_rank` covers every record.
+
+The kernels themselves are in `fused` (fused top-k, accumulation, dense top-k and the heap they
+share) and `pruned` (MaxScore top-k); this module chooses the backend, compiles them, and holds
+the entry points and their per-thread scratch buffers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import types
+
+import numpy as np
+
+from ...errors import NonFiniteScoreError
+from . import fused, pruned
+
+
+def choose_backend() -> tuple[str, str]:
+    """("numba", "") when numba is installed and not switched off by SIDELIGHT_KERNELS=numpy,
+    else ("numpy", why). Shared by every module with optional numba kernels."""
+    if os.environ.get("SIDELIGHT_KERNELS", "").strip().lower() == "numpy":
+        return "numpy", "disabled by SIDELIGHT_KERNELS=numpy"
+    if importlib.util.find_spec("numba") is None:
+        return "numpy", "numba is not installed"
+    return "numba", ""
+
+
+BACKEND, REASON = choose_backend()
+
+_K = None  # the compiled kernels (a namespace), built on first use
+_LOCK = threading.Lock()
+_SCRATCH = threading.local()  # per thread: acc (float64), touched (int64), vals (float64), buf (float64)
+_Ranking = _select_top = None  # from ..ranking, bound in _compile (ranking imports this module)
+
+
+def enabled() -> bool:
+    """True when the numba kernels are in use (compiling them on the first call)."""
+    global BACKEND, REASON
+    if BACKEND != "numba":
+        return False
+    if _K is None:
+        try:
+            _compile()
+        except Exception as exc:  # pragma: no cover - broken numba install
+            BACKEND, REASON = "numpy", f"numba kernels unavailable: {exc!r}"
+            return False
+    return True
+
+
+# ---- entry points (callers check `enabled()` first) -------------------------------------------
+def bm25_top(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, terms: np.ndarray, n: int,
+             k: int | None, id_rank: np.ndarray):
+    """`top_k(_accumulate(...), k, id_rank)` for the CSC columns `terms`, as a Ranking."""
+    _check_ids(id_rank, n)
+    acc, touched, vals, _ = _scratch(n)
+    pos, out, c, bad, ascending = _K.fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank,
+                                               -1 if k is None else max(int(k), 0))
+    return _finish(pos, out, c, bad, ascending, touched, vals, k, id_rank)
+
+
+def bm25_top_pruned(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, terms: np.ndarray, n: int,
+                    k: int, id_rank: np.ndarray, ub: np.ndarray, dense_row: np.ndarray, dense: np.ndarray,
+                    margin: float):
+    """`bm25_top` for k > 0 with MaxScore pruning, as `LexicalIndex._bm25_top_pruned` (see there):
+    exact, the same scores (the survivors are rescored in query order) and ranking.
+
+    `ub` (per-term largest weight) must be current; a non-finite bound among the query's terms
+    sends the query to the full kernel, which refuses non-finite scores as numpy does."""
+    _check_ids(id_rank, n)
+    acc, touched, vals, buf = _scratch(n)
+    pos, out, bad = _K.pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, touched, vals,
+                                  id_rank, max(min(int(k), n), 1), float(margin))
+    if bad < 0:
+        return bm25_top(indptr, indices, data, terms, n, k, id_rank)
+    if bad:
+        raise NonFiniteScoreError(f"ranking: {bad} non-finite score(s); refusing to rank")
+    return _Ranking(pos, out)
+
+
+def accumulate(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, terms: np.ndarray, n: int,
+               factors: np.ndarray | None) -> np.ndarray:
+    """The dense score vector, with the same float operations as `_accumulate`."""
+    if factors is None:
+        return _K.accumulate(indptr, indices, data, terms, n)
+    return _K.accumulate_f(indptr, indices, data, terms, np.asarray(factors, dtype=np.float64), n)
+
+
+def top_dense(scores: np.ndarray, k: int | None, id_rank: np.ndarray):
+    """`top_k(scores, k, id_rank)` (positive only, no candidates) for 1-D float64 scores, as a Ranking."""
+    _check_ids(id_rank, len(scores))
+    _, touched, vals, _ = _scratch(len(scores))
+    pos, out, c, bad = _K.top_dense(scores, id_rank, -1 if k is None else max(int(k), 0), touched, vals)
+    return _finish(pos, out, c, bad, True, touched, vals, k, id_rank)
+
+
+def _check_ids(id_rank: np.ndarray, n: int) -> None:
+    if id_rank.ndim != 1 or len(id_rank) < n:
+        raise IndexError(f"id_rank has {len(id_rank)} entries for {n} records")
+
+
+def _finish(pos, out, c, bad, ascending, touched, vals, k, id_rank):
+    if bad:
+        raise NonFiniteScoreError(f"ranking: {bad} non-finite score(s); refusing to rank")
+    if c < 0:  # the kernel selected the top k itself
+        return _Ranking(pos, out)
+    cand, v = touched[:c], vals[:c]  # views of the scratch buffers; select_top returns copies
+    if not ascending:  # flatnonzero order, so that select_top's stable sort settles as in numpy
+        order = np.argsort(cand, kind="stable")
+        cand, v = cand[order], v[order]
+    return _select_top(cand, v, k, id_rank)
+
+
+def _warmup() -> None:
+    """One tiny call per kernel, with the dtypes an index uses (int32 CSC arrays, int64 ids)."""
+    indptr = np.array([0, 2, 3], dtype=np.int32)
+    indices = np.array([0, 1, 1], dtype=np.int32)
+    data = np.array([1.0, 2.0, 3.0])
+    terms = np.array([0, 1], dtype=np.int64)
+    id_rank = np.arange(2, dtype=np.int64)
+    acc, touched, vals = np.zeros(2), np.zeros(2, dtype=np.int64), np.zeros(2)
+    _K.fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank, 1)
+    _K.accumulate(indptr, indices, data, terms, 2)
+    _K.accumulate_f(indptr, indices, data, terms, data[:2], 2)
+    _K.top_dense(data[:2], id_rank, 1, touched, vals)
+    _K.pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
+                  np.zeros(2), touched, vals, id_rank, 1, 1e-9)
+
+
+def _scratch(n: int):
+    """Per-thread buffers of n entries: acc and buf (all zero between calls), touched, vals."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or len(bufs[0]) < n:
+        bufs = _SCRATCH.bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n))
+    if len(bufs[0]) > n:
+        return tuple(b[:n] for b in bufs)
+    return bufs
+
+
+def _compile() -> None:
+    """Jit every kernel of `fused` and `pruned`, rebinding their module globals (callees are globals),
+    then run each once on tiny inputs: loads them from numba's disk cache (or compiles them, the
+    first time), so the first query is not slow and a broken numba shows up here, not mid-query."""
+    global _K, _Ranking, _select_top
+    with _LOCK:
+        if _K is not None:
+            return
+        import numba
+
+        from ..ranking import Ranking as _Ranking, select_top as _select_top  # noqa: F811 (no cycle at call time)
+
+        for mod in (fused, pruned):
+            for name in mod.KERNELS:
+                try:
+                    setattr(mod, name, numba.njit(cache=True, nogil=True)(getattr(mod, name)))
+                except Exception:  # no writable cache location: compile per process
+                    setattr(mod, name, numba.njit(nogil=True)(getattr(mod, name)))
+        pruned._heap_top = fused._heap_top  # the jitted one, before `pruned_top` is first compiled
+        _K = types.SimpleNamespace(fused_top=fused._fused_top, accumulate=fused._accumulate,
+                                   accumulate_f=fused._accumulate_f, top_dense=fused._top_dense,
+                                   pruned_top=pruned._pruned_top)
+        try:
+            _warmup()
+        except Exception:
+            _K = None
+            raise
