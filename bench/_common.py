@@ -60,3 +60,31 @@ def write_json(path: str | Path, obj) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def cached_query_vectors(index, texts: list[str], cache: Path) -> dict:
+    """Query text -> MiniLM vector, encoded once (one at a time, as `encode_query`) and cached by
+    model identity and query set, so benchmarks never re-encode the same queries."""
+    import hashlib
+
+    import numpy as np
+
+    texts = sorted(set(texts))
+    key = hashlib.sha256(json.dumps([index.dense.identity, texts], sort_keys=True).encode()).hexdigest()[:16]
+    path = Path(cache) / f"qvecs-{key}.npy"
+    if path.is_file():
+        vecs = np.load(path)
+    else:
+        t0 = time.time()
+        vecs = index.dense.embedder().encode(texts, batch_size=1, kind="query")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, vecs)
+        print(f"encoded {len(texts)} queries in {time.time() - t0:.0f}s -> {path}", file=sys.stderr)
+    return dict(zip(texts, vecs))
+
+
+def use_cached_vectors(index, vectors: dict) -> None:
+    """Serve known query texts from `vectors`; anything else is encoded live."""
+    live = index.dense.encode_query
+    index.dense.encode_query = lambda text: vectors[text] if text in vectors else live(text)
+

@@ -25,7 +25,6 @@ learned over the full corpus. The dev winner is compared with `floor.DEFAULT_SCO
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -40,7 +39,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import numpy as np  # noqa: E402
-from _common import print_table, write_json  # noqa: E402
+from _common import cached_query_vectors, print_table, use_cached_vectors, write_json  # noqa: E402
 
 from sidelight.corpus.beir import load_qrels, load_queries  # noqa: E402
 from sidelight.index import Index  # noqa: E402
@@ -68,26 +67,6 @@ def qrels_in(path: Path, known: set[str]) -> dict[str, dict[str, int]]:
     """Qrels restricted to records in the index (the full SciFact index holds them all)."""
     out = {q: {d: g for d, g in docs.items() if d in known} for q, docs in load_qrels(path).items()}
     return {q: docs for q, docs in out.items() if docs}
-
-
-def cached_query_vectors(index: Index, texts: list[str], cache: Path) -> dict[str, np.ndarray]:
-    texts = sorted(set(texts))
-    key = hashlib.sha256(json.dumps([index.dense.identity, texts], sort_keys=True).encode()).hexdigest()[:16]
-    path = cache / f"qvecs-{key}.npy"
-    if path.is_file():
-        vecs = np.load(path)
-    else:
-        t0 = now()
-        vecs = index.dense.embedder().encode(texts, batch_size=1, kind="query")
-        cache.mkdir(parents=True, exist_ok=True)
-        np.save(path, vecs)
-        print(f"encoded {len(texts)} queries in {now() - t0:.0f}s -> {path}", file=sys.stderr)
-    return dict(zip(texts, vecs))
-
-
-def use_cached(index: Index, vectors: dict[str, np.ndarray]) -> None:
-    live = type(index.dense).encode_query.__get__(index.dense)
-    index.dense.encode_query = lambda text: vectors[text] if text in vectors else live(text)
 
 
 def use_live(index: Index) -> None:
@@ -293,7 +272,7 @@ def main(argv=None) -> int:
     out["learned_model"] = (learned_params.get("model") or "shipped") if "learned" in reg else None
     if not args.no_quality:
         vecs = cached_query_vectors(index, [queries[q] for q in list(train) + test_ids], args.cache)
-        use_cached(index, vecs)
+        use_cached_vectors(index, vecs)
         base = [(m, m, learned_params if m == "learned" else {}) for m in ("dense", "bm25", "rrf", "learned") if m in reg]
         floors = [(f"floor scorer={s}", "floor", {"scorer": s, **(learned_params if s == "fusion" else {})})
                   for s in FLOOR_SCORERS]

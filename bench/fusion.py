@@ -22,13 +22,14 @@ runs once per query set.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _common import cached_query_vectors, use_cached_vectors
 
 from sidelight.corpus.beir import load_qrels, load_queries
 from sidelight.index import Index
@@ -38,31 +39,6 @@ from sidelight.lanes.methods import Method, get_method
 
 METRICS = ["ndcg@10", "recall@5", "recall@100", "mrr@10"]
 PUBLISHED_MINILM_TEST = 0.645  # BEIR / SBERT all-MiniLM-L6-v2 SciFact nDCG@10, fp32
-
-
-def cached_query_vectors(index: Index, texts: list[str], cache: Path) -> dict[str, np.ndarray]:
-    texts = sorted(set(texts))
-    key = hashlib.sha256(json.dumps([index.dense.identity, texts], sort_keys=True).encode()).hexdigest()[:16]
-    path = cache / f"qvecs-{key}.npy"
-    if path.is_file():
-        vecs = np.load(path)
-    else:
-        t0 = time.time()
-        vecs = index.dense.embedder().encode(texts, batch_size=1, kind="query")  # one at a time: as `encode_query`
-        cache.mkdir(parents=True, exist_ok=True)
-        np.save(path, vecs)
-        print(f"encoded {len(texts)} queries in {time.time() - t0:.0f}s -> {path}", file=sys.stderr)
-    return dict(zip(texts, vecs))
-
-
-def use_cached_vectors(index: Index, vectors: dict[str, np.ndarray]) -> None:
-    original = index.dense.encode_query
-
-    def encode(text: str) -> np.ndarray:
-        v = vectors.get(text)
-        return original(text) if v is None else v
-
-    index.dense.encode_query = encode
 
 
 def score(index, method: Method, queries, qrels) -> dict[str, float]:

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import IndexFormatError
 
 FORMAT = "sidelight-index"
-VERSION = 1
+VERSION = 2  # 2: every index folder holds the graph component
 MANIFEST = "manifest.json"
 STATE_FILES = ("state.sqlite", "state.sqlite-wal", "state.sqlite-shm")  # mutable; survive rewrites
 
