@@ -162,4 +162,4 @@ def _dense_ann(index: "Index", query: str, k: int | None, params: dict) -> Ranki
     # and the id breaks the tie; differs from `dense` (float32 BLAS) by float32 rounding at most
     vals = np.einsum("ij,j->i", np.asarray(dense.vectors[cand], dtype=np.float64), np.asarray(q, dtype=np.float64))
     check_finite(vals, "ranking")
-    return select_top(cand, vals, k, index.id_rank)  # = top_k(..., positive_only=False, candidates=cand)
+    return select_top(cand, vals, k, index.id_rank)

@@ -15,7 +15,6 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..text import Tokenizer, TokenizerConfig
-from ..text.tokenize import _TOKEN as _RAW_TOKEN
 from . import kernels as _kernels
 from .ranking import Ranking, select_top, top_k
 
@@ -312,8 +311,6 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     distinct raw token goes through the tokenizer once (stop words, minimum length, stemming),
     and counting is vectorised per chunk of texts.
     """
-    if type(tokenizer) is not Tokenizer or _RAW_TOKEN.pattern != "[a-z0-9]+":
-        return _count_loop(texts, tokenizer, vocab, progress)
     raw: dict[bytes, int] = {}  # raw token -> raw id, in order of first appearance
     term_of_raw = np.zeros(0, dtype=np.int32)  # raw id -> term id, -1 when the tokenizer drops it
     chain = itertools.chain.from_iterable
@@ -362,23 +359,3 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     indices = np.concatenate(index_parts) if index_parts else np.zeros(0, dtype=np.int32)
     index_parts.clear()
     return sp.csr_matrix((data, indices, indptr), shape=(len(texts), len(vocab)))
-
-
-def _count_loop(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progress) -> sp.csr_matrix:
-    """`_count` for any tokenizer: text by text."""
-    term_ids: list[int] = []
-    indptr = [0]
-    for text in texts:
-        for t in tokenizer(text):
-            i = vocab.get(t)
-            if i is None:
-                i = vocab[t] = len(vocab)
-            term_ids.append(i)
-        indptr.append(len(term_ids))
-        if progress is not None:
-            progress(1)
-    cols = np.asarray(term_ids, dtype=np.int64)
-    rows = np.repeat(np.arange(len(texts)), np.diff(np.asarray(indptr)))
-    m = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(texts), len(vocab)))
-    m.sum_duplicates()
-    return m

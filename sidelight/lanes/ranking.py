@@ -28,23 +28,17 @@ def check_finite(scores: np.ndarray, what: str) -> None:
         raise NonFiniteScoreError(f"{what}: {bad} non-finite score(s); refusing to rank")
 
 
-def top_k(scores: np.ndarray, k: int | None, id_rank: np.ndarray, positive_only: bool = True,
-          candidates: np.ndarray | None = None) -> Ranking:
+def top_k(scores: np.ndarray, k: int | None, id_rank: np.ndarray, positive_only: bool = True) -> Ranking:
     """The k best positions by score, ties broken by `id_rank` (position in ascending-id order).
 
     With `positive_only`, zero and negative scores are never ranked (no artificial tails).
-    `candidates` restricts the search to those positions when the caller knows where scores live.
     """
-    if (candidates is None and positive_only and _kernels.enabled() and scores.dtype == np.float64
+    if (positive_only and _kernels.enabled() and scores.dtype == np.float64
             and scores.ndim == 1):  # one compiled pass plus a bounded heap; same ranking and errors
         return _kernels.top_dense(scores, k, id_rank)
-    if candidates is None:
-        if not np.isfinite(np.add.reduce(scores, dtype=np.float64)):  # one pass; exact check on doubt
-            check_finite(scores, "ranking")
-        cand = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
-    else:
-        check_finite(scores[candidates], "ranking")
-        cand = candidates[scores[candidates] > 0] if positive_only else candidates
+    if not np.isfinite(np.add.reduce(scores, dtype=np.float64)):  # one pass; exact check on doubt
+        check_finite(scores, "ranking")
+    cand = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
     return select_top(cand, scores[cand], k, id_rank)
 
 

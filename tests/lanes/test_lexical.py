@@ -96,3 +96,19 @@ def test_tfidf_cosine_equals_sklearn(scifact_corpus, scifact_test):
 def test_stopwords_and_stemming_change_terms():
     lex = LexicalIndex.build(["The runners were running"], TokenizerConfig(stopwords="lucene-en-v1", stem="english"))
     assert sorted(lex.vocab) == ["run", "runner", "were"]
+
+
+@pytest.mark.parametrize("config", [TokenizerConfig(), TokenizerConfig(min_length=2, stopwords="nltk-en-v1", stem="english")])
+def test_fast_counting_equals_the_tokenizer_text_by_text(config):
+    from collections import Counter
+
+    from sidelight.text import Tokenizer
+
+    rng = np.random.default_rng(3)
+    alphabet = list("abcXYZ019 .,-_é£ßİ\t\n") + ["the ", "running ", "naïve ", "Ünïcode "]
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 60))) for _ in range(300)]
+    lex = LexicalIndex.build(texts, config)
+    tok = Tokenizer(config)
+    for row, text in enumerate(texts):
+        got = {lex.vocab[j]: int(c) for j, c in zip(lex.tf[row].indices, lex.tf[row].data)}
+        assert got == dict(Counter(tok(text)))
