@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..corpus.beir import load_qrels, load_queries
+from ..corpus.beir import load_queries, read_qrels
 from ..errors import InputError
 from ..index import Index
 from ..lab.evaluate import DEFAULT_METRICS, evaluate_method, write_json, write_trec
+from ..lab.metrics import parse_metric
 from ..lanes.methods import get_method
 from .output import parse_params, table
 
@@ -29,19 +30,37 @@ def register(sub) -> None:
     p.set_defaults(func=run_eval)
 
 
+def _check_output(path: Path | None, flag: str) -> None:
+    """An output file must be writable as a file: not a folder, and its folder must exist."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"{flag} {path}: is a folder; give a file name, e.g. {path / 'result.json'}")
+    if not path.parent.is_dir():
+        raise InputError(f"{flag} {path}: folder {path.parent} does not exist")
+
+
 def run_eval(args: argparse.Namespace) -> int:
+    if args.depth < 1:
+        raise InputError(f"--depth must be >= 1, got {args.depth}")
+    metrics = [m.strip() for m in args.metrics.split(",")]
+    for m in metrics:
+        parse_metric(m)
+    _check_output(args.json, "--json")
+    _check_output(args.run, "--run")
+    method = get_method(args.method, **parse_params(args.param))
     index = Index.load(args.index)
-    qrels = load_qrels(args.qrels, known_ids=set(index.corpus.ids))
+    qrels, form = read_qrels(args.qrels, known_ids=set(index.corpus.ids))
     queries = load_queries(args.queries)
     missing = sorted(set(qrels) - set(queries))
     if missing:
         raise InputError(f"{args.qrels}: query id {missing[0]!r} has no text in {args.queries}")
     queries = {q: queries[q] for q in qrels}
-    method = get_method(args.method, **parse_params(args.param))
-    result = evaluate_method(index, method, queries, qrels, [m.strip() for m in args.metrics.split(",")],
-                             args.depth, progress=not args.quiet)
+    result = evaluate_method(index, method, queries, qrels, metrics, args.depth, progress=not args.quiet)
     table(f"{result.method} on {len(queries)} queries", ["metric", "value"],
           sorted(result.metrics.items()), [False, True])
+    if not args.quiet:
+        print(f"qrels {args.qrels}: {sum(map(len, qrels.values()))} judgements, {form}")
     if args.json:
         write_json(result, args.json)
     if args.run:

@@ -6,6 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
+from ..errors import InputError
 from ..index import Index
 from ..lanes.channels import record_success
 from ..serve.querylog import QueryLog
@@ -39,6 +40,8 @@ def render_path(path: list[dict]) -> str:
 
 
 def run_channels(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise InputError(f"--limit must be >= 1, got {args.limit}")
     index = Index.load(args.index)
     t = time.perf_counter()
     result = index.search_channels(args.query, args.limit, dense=False if args.no_dense else None)

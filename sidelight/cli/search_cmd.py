@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..index import Index
-from ..lanes.methods import available_methods
+from ..errors import InputError
+from ..lanes.methods import available_methods, get_method
 from .output import parse_params, print_json, table
 
 
@@ -25,8 +26,11 @@ def register(sub) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise InputError(f"-k must be >= 1, got {args.k}")
+    method = get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
     index = Index.load(args.index)
-    hits = index.search(args.query, args.method, args.k, **parse_params(args.param))
+    hits = index.hits(method.rank(index, args.query, args.k))
     if args.json:
         print_json({"query": args.query, "method": args.method, "hits": [h.__dict__ for h in hits]})
     else:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from ..errors import IndexFormatError
+
 BUSY_TIMEOUT_MS = 30_000
 
 
@@ -53,7 +55,22 @@ class LocalConnection:
         return loc.con
 
     def _open(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        """A configured connection; a file that is not an SQLite database is an IndexFormatError naming it."""
+        try:
+            con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise IndexFormatError(f"{self.path}: cannot open this SQLite file ({exc})") from None
+        try:
+            return self._configure(con)
+        except sqlite3.DatabaseError as exc:
+            con.close()
+            if isinstance(exc, sqlite3.OperationalError) and "unable to open" not in str(exc):
+                raise  # e.g. "database is locked" after the busy timeout: not a format problem
+            raise IndexFormatError(f"{self.path}: not a usable SQLite database ({exc}); move it aside "
+                                   f"or delete it to start an empty one (traces, feedback and the query log "
+                                   f"live there)") from None
+
+    def _configure(self, con: sqlite3.Connection) -> sqlite3.Connection:
         con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = NORMAL")
