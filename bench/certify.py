@@ -38,10 +38,11 @@ def index_for(name: str, sample: float) -> Path:
     from sidelight.corpus.model import Corpus
     from sidelight.corpus.sources import load_source
     from sidelight.index import Index
+    from sidelight.index.store import is_index_folder
 
     suffix = "" if sample >= 1 else f"-s{sample:g}"
     out = cache_dir() / "indexes" / f"{name}-serendipity{suffix}"
-    if not (out / "manifest.json").exists():
+    if not is_index_folder(out):
         c = load_source(name)
         if sample < 1:
             rng = np.random.default_rng(20240611)

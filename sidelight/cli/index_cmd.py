@@ -8,7 +8,7 @@ from pathlib import Path
 from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.sources import load_source
 from ..errors import InputError
-from ..index import Index
+from ..index import Index, store
 from ..lanes.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
 
@@ -17,7 +17,10 @@ def register(sub) -> None:
     p = sub.add_parser("index", help="build an index folder from a corpus",
                        description="Index SOURCE (a BEIR folder, a JSONL file, 'foldoc', 'wordnet', or a data set name such as 'scifact').")
     p.add_argument("source")
-    p.add_argument("-o", "--out", required=True, type=Path, help="index folder to write (atomically)")
+    p.add_argument("-o", "--out", required=True, type=Path,
+                   help="index folder to write (atomically): new, empty, or an existing sidelight index")
+    p.add_argument("--force", action="store_true",
+                   help="write into a folder that holds other files (they are kept, never removed)")
     p.add_argument("--stem", action="store_true", help="Snowball English stemming (PyStemmer)")
     p.add_argument("--stopwords", nargs="?", const="lucene-en-v1", default=None, choices=STOPLISTS,
                    help="remove a fixed stop list (default list when given bare: lucene-en-v1)")
@@ -51,6 +54,14 @@ def register(sub) -> None:
 def run_index(args: argparse.Namespace) -> int:
     if args.ann and not args.dense:
         raise InputError("--ann needs --dense MODEL_SPEC (the graph is built over the dense vectors)")
+    for flag, value in (("--min-length", args.min_length), ("--title-weight", args.title_weight),
+                        ("--threads", args.threads), ("--batch-size", args.batch_size)):
+        least = 0 if flag == "--title-weight" else 1
+        if value is not None and value < least:
+            raise InputError(f"{flag} must be >= {least}, got {value}")
+    if not args.k1 >= 0 or not 0 <= args.b <= 1:
+        raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={args.k1}, b={args.b}")
+    store.check_destination(args.out, args.force)  # refuse before the (long) build, not after
     corpus = load_source(args.source)
     if args.title_weight is not None:
         corpus.title_weight = args.title_weight
@@ -64,7 +75,7 @@ def run_index(args: argparse.Namespace) -> int:
             given = {"connectivity": args.ann_connectivity, "expansion_add": args.ann_expansion_add,
                      "expansion_search": args.ann_expansion_search}
             index.dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
-    index.save(args.out)
+    index.save(args.out, force=args.force)
     print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.out}")
     if index.dense is not None:
         print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
@@ -75,17 +86,15 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    index = Index.load(args.index)
     records = [record_from_json(o, f"{args.records}:{n}") for n, o in read_jsonl(args.records)]
-    index.add(records)
-    index.save(args.index)
+    with Index.edit(args.index) as index:
+        index.add(records)
     print(f"added {len(records)} records; {len(index.corpus)} in {args.index}")
     return 0
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    index = Index.load(args.index)
-    index.delete(args.ids)
-    index.save(args.index)
+    with Index.edit(args.index) as index:
+        index.delete(args.ids)
     print(f"deleted {len(args.ids)} records; {len(index.corpus)} in {args.index}")
     return 0

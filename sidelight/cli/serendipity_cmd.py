@@ -78,8 +78,11 @@ def _ser(index_path: Path, build: bool = False, args=None):
 def run_certify(args: argparse.Namespace) -> int:
     from ..serendipity.db import SerDB, now
 
-    ser = _ser(args.index, args=args)
-    ser.ensure(progress=not args.quiet, rebuild=args.rebuild)
+    from ..store.lock import writer_lock
+
+    with writer_lock(args.index):  # certify writes INDEX/serendipity/: one writer at a time
+        ser = _ser(args.index, args=args)
+        ser.ensure(progress=not args.quiet, rebuild=args.rebuild)
     s = ser.certificate.summary
     sae = ser.meta["sae"]["stats"]
     cid = ser.meta["certificate"]["id"]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import sys
 import tempfile
 import time
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,8 +26,12 @@ from ..graph.store import Graph
 from ..lanes.dense import DenseStore
 from ..lanes.lexical import BM25Params, LexicalIndex
 from ..progress import progress_bar
+from ..store.lock import writer_lock
 from ..text import TokenizerConfig
 from . import store
+
+STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generations, never moved
+LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
 
 
 @dataclass(frozen=True)
@@ -41,12 +48,12 @@ class Index:
     """Records, edges, the lexical index, the graph and (when built) dense vectors.
 
     Graph component: `graph` is a `Graph` over record positions built from `corpus.edges` (at
-    build time, and again after every add/delete); a saved index keeps it under `INDEX/graph/`
-    and loads it memory-mapped. `ppr_graph` is the PPR walk over its undirected projection,
+    build time, and again after every add/delete); a saved index keeps it under
+    `INDEX/gen-N/graph/` and loads it memory-mapped. `ppr_graph` is the PPR walk over its undirected projection,
     built on first use.
 
     `state` is the mutable `StateStore` (traces, successes, learned edge-weight overlay): for a
-    saved index `INDEX/state.sqlite` (outside the manifest hashes, kept across rewrites); for an
+    saved index `INDEX/state.sqlite` (beside the generations, never moved by a rewrite); for an
     index that was never saved, a private temporary file that is deleted with the Index object.
     Saving an unsaved index copies that temporary state into the new folder unless the folder
     already has a state of its own (then the folder's state wins).
@@ -61,6 +68,7 @@ class Index:
         self.manifest = manifest or {}
         self._state: StateStore | None = None
         self._state_is_temp = False
+        self.stamp = store.generation_stamp(self.path) if self.path else None  # see `changed_on_disk`
         self._refresh(graph)
 
     def _refresh(self, graph: Graph | None = None) -> None:
@@ -71,6 +79,10 @@ class Index:
         self.id_rank[order] = np.arange(len(ids))  # position of each record in ascending-id order
         self.graph = graph if graph is not None else Graph.from_corpus(self.corpus)
         self._ppr_graph: PPRGraph | None = None
+
+    def changed_on_disk(self) -> bool:
+        """True when a writer has published a newer generation of this saved index since it was opened."""
+        return self.path is not None and store.generation_stamp(self.path) != self.stamp
 
     # ---- graph and state ------------------------------------------------------------------
     @property
@@ -85,7 +97,7 @@ class Index:
         """Traces, feedback and the weight overlay (see the class docstring for where it lives)."""
         if self._state is None:
             if self.path is not None:
-                self._state, self._state_is_temp = StateStore(self.path / "state.sqlite"), False
+                self._state, self._state_is_temp = StateStore(self.path / STATE_FILE), False
             else:
                 tmp = Path(tempfile.mkdtemp(prefix="sidelight-state-"))
                 self._state, self._state_is_temp = StateStore(tmp / "state.sqlite"), True
@@ -112,55 +124,101 @@ class Index:
         texts = [self.corpus.indexed_text(r) for r in self.corpus.records]
         self.dense = DenseStore.build(texts, spec, batch_size, threads, progress)
 
-    def save(self, path: Path) -> Path:
-        """Write the whole index atomically to `path`."""
+    def save(self, path: Path, force: bool = False) -> Path:
+        """Write the index to `path` as a new generation, published atomically (see `index.store`).
+
+        `path` must be missing, an empty folder or a sidelight index; `force` allows any folder
+        (nothing of what it holds is removed). Holds the folder's writer lock throughout.
+        """
         path = Path(path)
-        state, temp_state = self._state, self._state_is_temp
-        with store.atomic_folder(path) as tmp:
-            if state is not None and temp_state and not (path / "state.sqlite").exists():
-                with sqlite3.connect(tmp / "state.sqlite") as dst:  # carry traces/overlay of an unsaved index
+        store.check_destination(path, force)
+        with writer_lock(path, create=True):
+            for line in store.recover(path):
+                print(f"sidelight: {path}: {line}", file=sys.stderr)
+            state, temp_state = self._state, self._state_is_temp
+            if state is not None and temp_state and not (path / STATE_FILE).exists():
+                with sqlite3.connect(path / STATE_FILE) as dst:  # carry traces/overlay of an unsaved index
                     state._con().backup(dst)
                 dst.close()
-            if state is not None:
-                state.close()  # checkpoint the WAL before the folder's state files are carried over
-                self._state = None
-            with open(tmp / "records.jsonl", "w", encoding="utf-8") as f:
-                for r in self.corpus.records:
-                    f.write(json.dumps({"id": r.id, "title": r.title, "text": r.text,
-                                        "metadata": r.metadata, "aliases": list(r.aliases)}, ensure_ascii=False))
-                    f.write("\n")
-            with open(tmp / "edges.jsonl", "w", encoding="utf-8") as f:
-                for e in self.corpus.edges:
-                    f.write(json.dumps([e.source, e.target, e.type, e.weight]) + "\n")
-            lex = tmp / "lexical"
-            lex.mkdir()
-            tf = self.lexical.tf
-            store.save_array(lex, "tf_data", tf.data.astype(np.int32))
-            store.save_array(lex, "tf_indices", tf.indices.astype(np.int32))
-            store.save_array(lex, "tf_indptr", tf.indptr.astype(np.int64))
-            (lex / "vocab.json").write_text(json.dumps(self.lexical.vocab, ensure_ascii=False))
-            dense = self.dense.save(tmp / "dense") if self.dense is not None else None
-            self.graph.save(tmp / "graph")
-            self.manifest = {
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
-                           "records": len(self.corpus), "edges": len(self.corpus.edges),
-                           "title_weight": self.corpus.title_weight},
-                "lexical": {"tokenizer": self.lexical.tokenizer_config.to_dict(),
-                            "bm25": self.lexical.params.to_dict(), "terms": len(self.lexical.vocab)},
-                "graph": {"nodes": self.graph.n_nodes, "edges": self.graph.n_edges,
-                          "types": self.graph.type_names},
-            }
-            if dense is not None:
-                self.manifest["dense"] = dense
-            store.write_manifest(tmp, self.manifest)
+            with store.new_generation(path) as tmp:
+                self._write_generation(tmp)
+        if self._state is not None and self._state.path != path / STATE_FILE:
+            self._state.close()  # a temporary state (or another folder's) gives way to this folder's
+            self._state = None
         self.path = path
+        self.stamp = store.generation_stamp(path)
         return path
+
+    def _write_generation(self, tmp: Path) -> None:
+        with open(tmp / "records.jsonl", "w", encoding="utf-8") as f:
+            for r in self.corpus.records:
+                f.write(json.dumps({"id": r.id, "title": r.title, "text": r.text,
+                                    "metadata": r.metadata, "aliases": list(r.aliases)}, ensure_ascii=False))
+                f.write("\n")
+        with open(tmp / "edges.jsonl", "w", encoding="utf-8") as f:
+            for e in self.corpus.edges:
+                f.write(json.dumps([e.source, e.target, e.type, e.weight]) + "\n")
+        lex = tmp / "lexical"
+        lex.mkdir()
+        tf = self.lexical.tf
+        store.save_array(lex, "tf_data", tf.data.astype(np.int32))
+        store.save_array(lex, "tf_indices", tf.indices.astype(np.int32))
+        store.save_array(lex, "tf_indptr", tf.indptr.astype(np.int64))
+        (lex / "vocab.json").write_text(json.dumps(self.lexical.vocab, ensure_ascii=False))
+        dense = self.dense.save(tmp / "dense") if self.dense is not None else None
+        self.graph.save(tmp / "graph")
+        self.manifest = {
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
+                       "records": len(self.corpus), "edges": len(self.corpus.edges),
+                       "title_weight": self.corpus.title_weight},
+            "lexical": {"tokenizer": self.lexical.tokenizer_config.to_dict(),
+                        "bm25": self.lexical.params.to_dict(), "terms": len(self.lexical.vocab)},
+            "graph": {"nodes": self.graph.n_nodes, "edges": self.graph.n_edges,
+                      "types": self.graph.type_names},
+        }
+        if dense is not None:
+            self.manifest["dense"] = dense
+        store.write_manifest(tmp, self.manifest)
+
+    @classmethod
+    @contextmanager
+    def edit(cls, path: Path) -> Iterator["Index"]:
+        """Load, change and save the index at `path` under its writer lock (read-modify-write).
+
+        `with Index.edit(path) as index: index.add(records)`: no other writer can slip in
+        between the load and the save; nothing is saved when the block raises.
+        """
+        path = Path(path)
+        store.current_generation(path)  # a clear error for a folder that is not an index
+        with writer_lock(path):
+            index = cls.load(path)
+            yield index
+            index.save(path)
 
     @classmethod
     def load(cls, path: Path, verify: bool = True) -> "Index":
-        """Open an index folder; a corrupt, partial or foreign folder is a clear IndexFormatError."""
+        """Open the current generation; a corrupt, partial or foreign folder is a clear IndexFormatError."""
         path = Path(path)
+        if not path.is_dir():
+            raise IndexFormatError(f"{path} is not a sidelight index (no such folder)" if not path.exists()
+                                   else f"{path} is not a sidelight index (it is a file)")
+        for _ in range(LOAD_ATTEMPTS):
+            stamp = store.generation_stamp(path)
+            generation = store.current_generation(path)
+            try:
+                index = cls._load_generation(path, generation, verify)
+            except IndexFormatError:
+                if store.current_generation(path) == generation:
+                    raise
+                continue  # a writer published (and pruned) while we read: open the new one
+            index.stamp = stamp
+            return index
+        raise IndexFormatError(f"{path}: the index changed {LOAD_ATTEMPTS} times while it was being opened")
+
+    @classmethod
+    def _load_generation(cls, root: Path, generation: str, verify: bool) -> "Index":
+        path = root / generation
         manifest = store.read_manifest(path, verify=verify)
         try:
             records = [record_from_json(o, f"{path}/records.jsonl:{n}") for n, o in read_jsonl(path / "records.jsonl")]
@@ -178,9 +236,11 @@ class Index:
             if graph.n_nodes != len(records) or graph.n_edges != len(edges):
                 raise IndexFormatError(f"{path}: graph has {graph.n_nodes} nodes / {graph.n_edges} edges "
                                        f"for {len(records)} records / {len(edges)} edges")
+        except OSError as exc:
+            raise IndexFormatError(f"{path}: cannot read the index ({exc.strerror or exc})") from exc
         except (KeyError, TypeError, ValueError, InputError) as exc:
             raise IndexFormatError(f"{path}: index contents do not fit its manifest ({exc})") from exc
-        return cls(corpus, lexical, path, manifest, dense, graph)
+        return cls(corpus, lexical, root, manifest, dense, graph)
 
     # ---- incremental updates ----------------------------------------------------------------
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:

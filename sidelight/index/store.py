@@ -1,29 +1,48 @@
-"""Index folders on disk: a manifest, .npy arrays (memory-mappable) and JSONL, written atomically.
+"""Index folders on disk: immutable generations under one stable folder, published atomically.
 
-A folder is built under a temporary name beside its destination and renamed into place, so a
-reader sees either the old index or the new one, never half of one. Every file's sha256 is in
-the manifest; loading checks the format version and the hashes.
+Layout of an index folder (format version 3)::
+
+    INDEX/index.json       names the current generation; replaced atomically (temp + rename)
+    INDEX/gen-000007/      one immutable generation: manifest.json, records, lexical/, graph/, dense/
+    INDEX/state.sqlite     mutable state (traces, feedback, query log): never moved or copied
+    INDEX/serendipity/     derived serendipity data (written atomically by `certify`)
+    INDEX/.lock            the writer lock (`sidelight.store.lock`)
+
+A writer builds a new generation in a temporary folder inside INDEX, renames it to its final
+name, then replaces `index.json`: that one rename is the commit, so a crash at any point leaves
+the old generation or the new one current, never none. Because INDEX itself never moves, the
+state file a running server writes is the one every later generation uses. Writers (holding
+the lock) remove what dead writers left behind: temporary folders, generations that were never
+published, and generations older than the previous one. Every file's sha256 is in the
+generation's manifest; loading checks the format version and the hashes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from ..errors import IndexFormatError
+from ..errors import IndexFormatError, InputError
 
 FORMAT = "sidelight-index"
-VERSION = 2  # 2: every index folder holds the graph component
+VERSION = 3  # 3: generations under a stable folder; 2: one folder swapped whole
 MANIFEST = "manifest.json"
-STATE_FILES = ("state.sqlite", "state.sqlite-wal", "state.sqlite-shm")  # mutable; survive rewrites
+POINTER = "index.json"
+GEN_PREFIX = "gen-"
+TMP_PREFIX = ".gen-tmp-"
+KEEP_PREVIOUS = 1  # generations kept after the current one, for readers that opened it just before a swap
+_GEN_RE = re.compile(rf"^{GEN_PREFIX}(\d{{6,}})$")
+# What sidelight itself keeps at the top of an index folder (anything else is the user's).
+OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", ".lock", ".lock.holder"}
 
 
 def sha256_file(path: Path) -> str:
@@ -34,19 +53,192 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-@contextmanager
+# ---- what a folder is ------------------------------------------------------------------------
+def _legacy_manifest(folder: Path) -> dict | None:
+    """The manifest of a version-2 index (files directly in the folder), if that is what it is."""
+    try:
+        m = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return m if isinstance(m, dict) and m.get("format") == FORMAT and m.get("version") != VERSION else None
+
+
+def is_index_folder(folder: Path) -> bool:
+    """True for a sidelight index folder of any format version."""
+    folder = Path(folder)
+    return (folder / POINTER).is_file() or _legacy_manifest(folder) is not None
+
+
+def check_destination(dest: Path, force: bool = False) -> None:
+    """Refuse to write an index where it would replace something that is not an index.
+
+    `dest` may be missing, an empty folder or a sidelight index; with `force`, any folder (the
+    index is written beside its files and nothing of theirs is removed). A file is never replaced.
+    """
+    dest = Path(dest)
+    if dest.is_symlink() and not dest.exists():
+        raise InputError(f"{dest} is a dangling symbolic link; refusing to write an index there")
+    if not dest.exists():
+        return
+    if not dest.is_dir():
+        raise InputError(f"{dest} exists and is a file, not a folder; refusing to replace it (choose another -o)")
+    if force or is_index_folder(dest):
+        return
+    foreign = sorted(p.name for p in dest.iterdir() if not _is_own(p.name))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise InputError(f"{dest} is a folder that is not a sidelight index (it holds {shown}); refusing to "
+                         f"write into it. Choose a new or empty folder, or pass --force to write the index "
+                         f"beside those files (none of them is removed)")
+
+
+def _is_own(name: str) -> bool:
+    """A top-level entry that sidelight writes (so a folder holding only these is an index in the making)."""
+    return name in OWN_TOP or bool(_GEN_RE.match(name)) or name.startswith((TMP_PREFIX, f".{POINTER}."))
+
+
+# ---- generations -----------------------------------------------------------------------------
+def _generations(root: Path) -> list[tuple[int, Path]]:
+    out = []
+    for p in root.iterdir() if root.is_dir() else ():
+        m = _GEN_RE.match(p.name)
+        if m and p.is_dir():
+            out.append((int(m.group(1)), p))
+    return sorted(out)
+
+
+def current_generation(root: Path) -> str:
+    """The name of the generation `root/index.json` points at (a clear error if there is none)."""
+    root = Path(root)
+    path = root / POINTER
+    if not path.is_file():
+        legacy = _legacy_manifest(root)
+        if legacy is not None:
+            raise IndexFormatError(f"{root}: index format version {legacy.get('version')!r}, this sidelight "
+                                   f"reads {VERSION}; rebuild it (`sidelight index SOURCE -o {root}`)")
+        hint = "; a build was interrupted before it finished: run it again" if _generations(root) or any(
+            p.name.startswith(TMP_PREFIX) for p in (root.iterdir() if root.is_dir() else ())) else ""
+        raise IndexFormatError(f"{root} is not a sidelight index (no {POINTER}){hint}")
+    try:
+        pointer = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(f"{path}: corrupt index pointer ({exc})") from exc
+    if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
+        raise IndexFormatError(f"{root}: not a sidelight index ({POINTER} is not a sidelight pointer)")
+    if pointer.get("version") != VERSION:
+        raise IndexFormatError(f"{root}: index format version {pointer.get('version')!r}, this sidelight reads "
+                               f"{VERSION}; rebuild it")
+    gen = pointer.get("generation")
+    if not isinstance(gen, str) or not _GEN_RE.match(gen):
+        raise IndexFormatError(f"{path}: names no valid generation ({gen!r})")
+    return gen
+
+
+def generation_stamp(root: Path) -> tuple[int, int] | None:
+    """A cheap token that changes whenever a new generation is published (inode, mtime of the pointer)."""
+    try:
+        st = os.stat(Path(root) / POINTER)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def data_folder(root: Path) -> Path:
+    """The folder of the current generation of the index at `root`."""
+    return Path(root) / current_generation(root)
+
+
+def recover(root: Path) -> list[str]:
+    """Remove what interrupted writers left in `root`; the caller holds the writer lock.
+
+    Deterministic: temporary folders are removed, generations newer than the current one were
+    never published and are rolled back (removed), generations older than the previous one are
+    pruned. Returns one line per action, for the writer to print.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    done = []
+    for p in sorted(root.iterdir()):
+        if p.name.startswith(TMP_PREFIX) or p.name.startswith(f".{POINTER}."):
+            _remove(p)
+            done.append(f"removed {p.name}, left by an interrupted write")
+    try:
+        current = int(_GEN_RE.match(current_generation(root)).group(1))
+    except IndexFormatError:
+        current = None
+    gens = _generations(root)
+    for number, p in gens:
+        if current is None or number > current:
+            _remove(p)
+            done.append(f"rolled back {p.name}: it was written but never published")
+    if current is not None:
+        older = [p for number, p in gens if number < current]
+        for p in older[: max(0, len(older) - KEEP_PREVIOUS)]:
+            _remove(p)
+    return done
+
+
+@contextlib.contextmanager
+def new_generation(root: Path) -> Iterator[Path]:
+    """Yield an empty folder for a new generation; on success publish it as current.
+
+    The caller holds the writer lock of `root`. On an exception nothing is published and the
+    temporary folder is removed.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    legacy = _legacy_manifest(root)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=root))
+    try:
+        yield tmp
+        gens = _generations(root)
+        name = f"{GEN_PREFIX}{(gens[-1][0] + 1 if gens else 1):06d}"
+        os.replace(tmp, root / name)
+        _fsync_dir(root)
+        publish(root, name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if legacy is not None:
+        _remove_legacy(root, legacy)
+    recover(root)
+
+
+def publish(root: Path, generation: str) -> None:
+    """Point `root/index.json` at `generation` with one atomic rename (the commit point)."""
+    body = json.dumps({"format": FORMAT, "version": VERSION, "generation": generation}, indent=2) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{POINTER}.", dir=root)
+    with os.fdopen(fd, "w") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, root / POINTER)
+    _fsync_dir(root)
+
+
+@contextlib.contextmanager
 def atomic_folder(dest: Path) -> Iterator[Path]:
-    """Yield a temp folder; on success it replaces `dest` (keeping dest's mutable state files)."""
+    """Yield a temp folder that replaces `dest` on success (derived data such as serendipity/).
+
+    The caller holds the writer lock. A crash between the two renames leaves `.NAME.old-PID`;
+    the next call restores it first (rolls back), so `dest` is never silently lost.
+    """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    for p in sorted(dest.parent.glob(f".{dest.name}.old-*")):
+        if dest.exists():
+            _remove(p)
+        else:
+            os.replace(p, dest)
+    for p in dest.parent.glob(f".{dest.name}.tmp-*"):
+        _remove(p)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     try:
         yield tmp
         old = None
         if dest.exists():
-            for name in STATE_FILES:
-                if (dest / name).exists():
-                    shutil.copy2(dest / name, tmp / name)
             old = dest.parent / f".{dest.name}.old-{os.getpid()}"
             os.replace(dest, old)
         os.replace(tmp, dest)
@@ -57,35 +249,68 @@ def atomic_folder(dest: Path) -> Iterator[Path]:
         raise
 
 
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        p.unlink(missing_ok=True)
+
+
+def _remove_legacy(root: Path, manifest: dict) -> None:
+    """Delete the files of a version-2 index that a new generation replaced (only those it listed)."""
+    for rel in manifest.get("files", {}):
+        target = (root / rel).resolve()
+        if target.is_relative_to(root.resolve()) and target.is_file():
+            target.unlink()
+    (root / MANIFEST).unlink(missing_ok=True)
+    for sub in ("lexical", "graph", "dense"):
+        with contextlib.suppress(OSError):  # a folder that still holds something stays
+            (root / sub).rmdir()
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---- manifests and arrays --------------------------------------------------------------------
 def write_manifest(folder: Path, body: dict) -> None:
-    """Hash every file in `folder` (except state) and write the manifest last."""
+    """Hash every file in `folder` and write the manifest last."""
     files = {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder).as_posix()
-        if path.is_file() and rel != MANIFEST and rel not in STATE_FILES:
+        if path.is_file() and rel != MANIFEST:
             files[rel] = sha256_file(path)
     manifest = {"format": FORMAT, "version": VERSION, **body, "files": files}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
 
 
 def read_manifest(folder: Path, verify: bool = True) -> dict:
-    """The manifest of an index folder, after checking format, version and (optionally) hashes."""
+    """The manifest of a generation folder, after checking format, version and (optionally) hashes."""
     folder = Path(folder)
     path = folder / MANIFEST
     if not path.is_file():
-        raise IndexFormatError(f"{folder} is not a sidelight index (no {MANIFEST})")
+        raise IndexFormatError(f"{folder} is not a sidelight index generation (no {MANIFEST})")
     try:
         manifest = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise IndexFormatError(f"{path}: corrupt manifest ({exc})") from exc
+    if not isinstance(manifest, dict):
+        raise IndexFormatError(f"{path}: corrupt manifest (a JSON {type(manifest).__name__}, not an object)")
     if manifest.get("format") != FORMAT:
         raise IndexFormatError(f"{folder}: not a sidelight index (format {manifest.get('format')!r})")
     if manifest.get("version") != VERSION:
         raise IndexFormatError(
             f"{folder}: index format version {manifest.get('version')!r}, this sidelight reads {VERSION}; rebuild it"
         )
+    files = manifest.get("files", {})
+    if not isinstance(files, dict):
+        raise IndexFormatError(f"{path}: corrupt manifest ('files' is not an object)")
     if verify:
-        for rel, digest in manifest.get("files", {}).items():
+        for rel, digest in files.items():
             f = folder / rel
             if not f.is_file():
                 raise IndexFormatError(f"{folder}: missing file {rel}; the index is incomplete")

@@ -55,14 +55,19 @@ def holder(folder: Path) -> str:
 
 
 @contextmanager
-def writer_lock(folder: Path, timeout: float | None = None) -> Iterator[None]:
-    """Hold the exclusive writer lock of `folder` (created if missing) for the block."""
+def writer_lock(folder: Path, timeout: float | None = None, create: bool = False) -> Iterator[None]:
+    """Hold the exclusive writer lock of `folder` for the block (`create`: make the folder first)."""
     folder = Path(folder)
     timeout = lock_timeout() if timeout is None else timeout
-    try:
+    if create:
         folder.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(folder / LOCK_NAME), timeout=timeout)
-        lock.acquire()
+    elif not folder.is_dir():
+        raise SidelightError(f"{folder}: no such folder")
+    try:
+        # One instance per path (is_singleton), so a writer that already holds the lock can take it
+        # again (e.g. `Index.edit` around `Index.save`); other threads and processes wait.
+        lock = FileLock(str(folder / LOCK_NAME), is_singleton=True)
+        lock.acquire(timeout=timeout)
     except Timeout:
         raise LockedError(f"{folder} is locked by another writer, {holder(folder)}; waited {timeout:g} s "
                           f"(set {TIMEOUT_ENV} to wait longer)") from None

@@ -12,7 +12,7 @@ from sidelight.errors import IndexFormatError, InputError
 from sidelight.graph import Graph, degree_scores, ppr_boost, rewire
 from sidelight.graph.methods import (PPR_DEFAULTS, PPR_GRID, rewire_reports, rewired_adjacency,
                                      select_ppr_setting)
-from sidelight.index import Index
+from sidelight.index import Index, store
 from sidelight.lanes.methods import available_methods, get_method
 from sidelight.lanes.ranking import top_k
 
@@ -144,8 +144,8 @@ def test_index_graph_saved_loaded_and_rebuilt(tmp_path):
     assert ix.graph.n_nodes == 4 and ix.graph.n_edges == 3
     assert ix.ppr_graph is ix.ppr_graph and ix.ppr_graph.n == 4
     path = ix.save(tmp_path / "idx")
-    assert (path / "graph" / "graph.json").is_file()
-    manifest = json.loads((path / "manifest.json").read_text())
+    assert (store.data_folder(path) / "graph" / "graph.json").is_file()
+    manifest = json.loads((store.data_folder(path) / "manifest.json").read_text())
     assert manifest["graph"] == {"nodes": 4, "edges": 3, "types": ["link", "see"]}
     assert "graph/indices.npy" in manifest["files"]
     loaded = Index.load(path)
@@ -170,10 +170,10 @@ def test_index_without_graph_folder_is_refused(tmp_path):
 
     ix = Index.build(small(), progress=False)
     path = ix.save(tmp_path / "idx")
-    manifest = json.loads((path / "manifest.json").read_text())
+    manifest = json.loads((store.data_folder(path) / "manifest.json").read_text())
     manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("graph/")}
-    (path / "manifest.json").write_text(json.dumps(manifest))
-    shutil.rmtree(path / "graph")
+    (store.data_folder(path) / "manifest.json").write_text(json.dumps(manifest))
+    shutil.rmtree(store.data_folder(path) / "graph")
     with pytest.raises(IndexFormatError):
         Index.load(path)
 

@@ -29,7 +29,7 @@ def test_round_trip_gives_identical_rankings(tmp_path, scifact_index):
 
 def test_corrupt_foreign_and_partial_indexes_are_refused(tmp_path, toy_corpus):
     path = Index.build(toy_corpus, progress=False).save(tmp_path / "idx")
-    tf = path / "lexical" / "tf_data.npy"
+    tf = store.data_folder(path) / "lexical" / "tf_data.npy"
     raw = bytearray(tf.read_bytes())
     raw[-1] ^= 0xFF
     tf.write_bytes(bytes(raw))
@@ -37,13 +37,13 @@ def test_corrupt_foreign_and_partial_indexes_are_refused(tmp_path, toy_corpus):
         Index.load(path)
 
     path = Index.build(toy_corpus, progress=False).save(tmp_path / "idx2")
-    manifest = json.loads((path / "manifest.json").read_text())
+    manifest = json.loads((store.data_folder(path) / "manifest.json").read_text())
     manifest["version"] = 999
-    (path / "manifest.json").write_text(json.dumps(manifest))
+    (store.data_folder(path) / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexFormatError, match="version 999"):
         Index.load(path)
 
-    (path / "manifest.json").write_text("{not json")
+    (store.data_folder(path) / "manifest.json").write_text("{not json")
     with pytest.raises(IndexFormatError, match="corrupt manifest"):
         Index.load(path)
     with pytest.raises(IndexFormatError, match="not a sidelight index"):

@@ -9,7 +9,7 @@ import pytest
 
 from sidelight.corpus.model import Corpus, Record
 from sidelight.errors import IndexFormatError, InputError
-from sidelight.index import Index
+from sidelight.index import Index, store
 from sidelight.lanes.ann import FILE, AnnIndex, AnnParams
 from sidelight.lanes.dense import DenseStore
 from sidelight.lanes.methods import available_methods, get_method
@@ -121,7 +121,7 @@ def test_missing_ann_is_a_clear_error(data, tmp_path):
     idx.save(tmp_path / "ix")
     loaded = Index.load(tmp_path / "ix")
     attach_queries(loaded, queries)
-    assert not (tmp_path / "ix" / "dense" / FILE).exists()
+    assert not (store.data_folder(tmp_path / "ix") / "dense" / FILE).exists()
     with pytest.raises(InputError, match="--ann"):
         get_method("dense-ann").rank(loaded, "0", 10)
     no_dense = Index.build(Corpus("toy", [Record("a", "t", "x")]), progress=False)
@@ -136,7 +136,7 @@ def test_save_load_round_trip(data, tmp_path):
     before = [get_method("dense-ann").rank(idx, str(q), 10) for q in range(20)]
     idx.save(tmp_path / "ix")
     folder = tmp_path / "ix"
-    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest = json.loads((store.data_folder(folder) / "manifest.json").read_text())
     assert f"dense/{FILE}" in manifest["files"]  # covered by the hashes
     assert manifest["dense"]["ann"]["connectivity"] == 16 and manifest["dense"]["ann"]["size"] == N
     loaded = Index.load(folder)
@@ -165,7 +165,7 @@ def test_corrupt_or_mismatched_graph(data, tmp_path):
     vectors, queries = data
     idx = make_index(vectors[:100], queries)
     idx.save(tmp_path / "ix")
-    f = tmp_path / "ix" / "dense" / FILE
+    f = store.data_folder(tmp_path / "ix") / "dense" / FILE
     f.write_bytes(f.read_bytes()[:-100])
     with pytest.raises(IndexFormatError):
         Index.load(tmp_path / "ix")  # hash mismatch
@@ -187,7 +187,7 @@ def test_delete_rebuilds_graph(data, tmp_path):
         np.testing.assert_allclose(r.scores, e.scores, rtol=0, atol=1e-6)
     assert idx.dense.ann().n == 150
     idx.save(tmp_path / "ix")
-    assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["dense"]["ann"]["size"] == 150
+    assert json.loads((store.data_folder(tmp_path / "ix") / "manifest.json").read_text())["dense"]["ann"]["size"] == 150
 
 
 def test_bad_params():
