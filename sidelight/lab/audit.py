@@ -4,7 +4,9 @@ This module deliberately does NOT import `sidelight.lab.metrics`, `sidelight.lab
 any lab module that does (protocol, benchmark, analysis, runner): it reads the run folder's
 JSON and the benchmark file with its own small code, recomputes every per-method metric,
 the per-type tables and each contrast's bootstrap interval and sign-flip p-value, and
-reports agreement with the stored result.json (a test checks the import rule).
+reports agreement with the stored result.json (a test checks the import rule). Before it
+recomputes anything it checks the run's record (`sidelight.lab.record`, which imports no lab
+code either) and refuses a run whose files do not match it.
 
 The resampling draws follow the documented protocol of the lab statistics (bootstrap:
 ``default_rng(seed).integers(0, n, (R, n))``, percentile interval; sign flips:
@@ -19,6 +21,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+
+from .record import verify_run
 
 _TOL = 1e-9
 
@@ -147,8 +151,11 @@ def _check_ranking(label: str, q: str, row: dict) -> list[str]:
 
 
 def audit(run_dir: Path) -> dict:
-    """Recompute the test result from stored ranks; returns {"agree": bool, "checks": n, "problems": [...]}."""
+    """Recompute the test result from stored ranks; returns {"agree": bool, "checks": n, "problems": [...]}.
+
+    Raises `RefusedError` when the run does not match its record (a missing, edited or extra file)."""
     run_dir = Path(run_dir)
+    verify_run(run_dir, "test")  # refuses, naming the file, a run altered after it was written
     freeze = _load(run_dir / "freeze.json")
     stored = _load(run_dir / "test" / "result.json")
     ranks = _rankings(run_dir / "test" / "rankings")

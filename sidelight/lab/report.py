@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from pathlib import Path
 
 from .figures import degree_figure, effects_figure, method_bars
@@ -282,14 +283,35 @@ def _html(B: list[tuple]) -> str:
             f"<style>{CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
 
 
+def _write_text(path: Path, text: str) -> None:
+    """Atomic: a temp file beside `path`, then a rename."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def write_report(run: Path) -> dict[str, Path]:
-    run = Path(run)
+    """report.md, report.html and figures/ for a completed run whose record holds (under its writer lock)."""
     from ..errors import InputError
+    from ..store.lock import writer_lock
+
+    run = Path(run)
+    if not (run / "test" / "result.json").is_file():
+        raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
+    with writer_lock(run):
+        return _write_report(run)
+
+
+def _write_report(run: Path) -> dict[str, Path]:
+    """`write_report` for a caller that already holds the run's writer lock."""
+    from ..errors import InputError
+    from .record import verify_run
 
     if not (run / "test" / "result.json").is_file():
         raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
+    verify_run(run, "test")
     B = _blocks(run)
     md, page = run / "report.md", run / "report.html"
-    md.write_text(_md(B, run), encoding="utf-8")
-    page.write_text(_html(B), encoding="utf-8")
+    _write_text(md, _md(B, run))
+    _write_text(page, _html(B))
     return {"markdown": md, "html": page, "figures": run / "figures"}

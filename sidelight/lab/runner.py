@@ -2,64 +2,79 @@
 
 Run folder layout::
 
-    freeze.json                 hashes of protocol, benchmark, corpus and implementation
+    freeze.json                 hashes of protocol, benchmark, corpus and implementation (self-hashed)
     dev/selection.json          grid results and the rule-selected params
     dev/rankings/<label>.jsonl  per query: top-depth ids + scores, full target rank
     dev/result.json
+    dev/record.json             sha256 of freeze.json and of every dev file (see `record`)
     test/...                    same, written ONCE (the folder is renamed into place when done)
     test/timings.json           (BEIR protocols with timing) not compared by reproduce
+    test/record.json            sha256 of dev/record.json, dev/selection.json and every test file
 
-`run --split test` refuses when test/ exists, when dev/selection.json is missing, or when any
-frozen hash (protocol, benchmark, corpus, implementation) no longer matches.
+`run --split test` refuses when test/ exists, when dev/selection.json is missing, when any
+frozen hash (protocol, benchmark, corpus, implementation) no longer matches, or when a file of
+the run no longer matches its record. Every writer holds the run folder's writer lock.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 from ..errors import InputError, SidelightError
 from ..lanes.methods import get_method
+from ..store.lock import writer_lock
 from .analysis import analyse
 from .protocol import Protocol, Setting, implementation_hash, load_protocol
-
-
-class RefusedError(SidelightError):
-    """The lab refuses: a completed result exists, or something frozen changed."""
+from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
 
 
 # ---- small atomic file helpers ---------------------------------------------------------------
-def write_json(path: Path, obj) -> None:
+def write_json(path: Path, obj) -> str:
+    """Write `obj` atomically (temp file + rename); returns the sha256 of the bytes written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.fchmod(fd, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
     os.replace(tmp, path)
+    return hashlib.sha256(data).hexdigest()
 
 
 def read_json(path: Path):
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def safe_name(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in label)
-
-
-def write_rankings(folder: Path, label: str, rankings: dict) -> None:
+def write_rankings(folder: Path, label: str, rankings: dict) -> str:
+    """One setting's rankings as `<safe label>.jsonl`; returns the sha256 of the bytes written."""
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{safe_name(label)}.jsonl", "w", encoding="utf-8") as f:
+    h = hashlib.sha256()
+    with open(folder / f"{safe_name(label)}.jsonl", "wb") as f:
         for qid, r in rankings.items():
-            f.write(json.dumps({"label": label, "qid": qid, **r}, ensure_ascii=False) + "\n")
+            line = (json.dumps({"label": label, "qid": qid, **r}, ensure_ascii=False) + "\n").encode("utf-8")
+            h.update(line)
+            f.write(line)
+    return h.hexdigest()
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """The run folder's writer lock (the folder is created first)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with writer_lock(out):
+        yield
 
 
 def read_rankings(folder: Path) -> dict[str, dict]:
@@ -111,8 +126,13 @@ def _check_declared(p: Protocol, h: dict) -> None:
 
 def freeze(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
     """Record hashes and the runnable methods; refuses to re-freeze a folder with results."""
-    p = load_protocol(protocol_path)
     out = Path(out)
+    with _locked(out):
+        return _freeze(protocol_path, out, verbose)
+
+
+def _freeze(protocol_path: Path, out: Path, verbose: bool) -> dict:
+    p = load_protocol(protocol_path)
     if (out / "test").exists() or (out / "dev").exists():
         raise RefusedError(f"{out} already holds results; freeze into a new folder")
     ctx = Context(p, verbose)
@@ -123,6 +143,7 @@ def freeze(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
            "methods": [s["name"] for s in runnable], "skipped_methods": skipped,
            "frozen_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "python": platform.python_version(), "numpy": np.__version__}
+    rec = sealed(rec)  # the root of the run's record: its own hash, checked by every later stage
     write_json(out / "freeze.json", rec)
     ctx.say(f"frozen {p.name} into {out}: protocol {h['protocol_sha256'][:12]}, benchmark "
             f"{h['benchmark_sha256'][:12]}, corpus {h['corpus_hash'][:12]}, implementation "
@@ -132,10 +153,10 @@ def freeze(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
 
 
 def check_frozen(ctx: Context, out: Path) -> dict:
-    """Refuse unless every frozen hash still matches; returns the freeze record."""
+    """Refuse unless freeze.json matches its record and every frozen hash still matches; returns it."""
     if not (out / "freeze.json").is_file():
         raise RefusedError(f"{out}/freeze.json missing: run `sidelight lab freeze` first")
-    frozen = read_json(out / "freeze.json")
+    frozen = verify_run(out, "freeze")["freeze"]
     now = ctx.hashes()
     problems = []
     for key in ("protocol_sha256", "benchmark_sha256", "corpus_hash", "implementation_sha256"):
@@ -204,20 +225,30 @@ def select(protocol: Protocol, spec: dict, dev_result: dict) -> tuple[dict, list
 
 
 def run_split(protocol_path: Path, split: str, out: Path, verbose: bool = False) -> dict:
-    p = load_protocol(protocol_path)
+    """Select on dev, or score the held-out split once, after verifying the run's record so far."""
     out = Path(out)
     if split not in ("dev", "test"):
         raise InputError(f"split must be dev or test, got {split!r}")
+    if not (out / "freeze.json").is_file():
+        raise RefusedError(f"{out}/freeze.json missing: run `sidelight lab freeze` first")
+    with _locked(out):
+        return _run_split(protocol_path, split, out, verbose)
+
+
+def _run_split(protocol_path: Path, split: str, out: Path, verbose: bool) -> dict:
+    p = load_protocol(protocol_path)
     if (out / "test").exists():
         raise RefusedError(f"{out}/test exists: the held-out split was already scored; it is never "
                            f"overwritten (reproduce into a new folder with `sidelight lab reproduce`)")
+    if split == "test" and not (out / "dev" / "selection.json").is_file():
+        raise RefusedError(f"{out}/dev/selection.json missing: run `sidelight lab run --split dev` first")
+    # the record so far, before any work: freeze.json; for test also the selection and dev files
+    verify_run(out, "freeze" if split == "dev" else "dev")
     ctx = Context(p, verbose)
     frozen = check_frozen(ctx, out)
     runnable = [s for s in p.methods if s["name"] in frozen["methods"]]
     if split == "dev":
         return _run_dev(ctx, runnable, out)
-    if not (out / "dev" / "selection.json").is_file():
-        raise RefusedError(f"{out}/dev/selection.json missing: run `sidelight lab run --split dev` first")
     selection = read_json(out / "dev" / "selection.json")
     return _run_test(ctx, runnable, selection, out)
 
@@ -250,15 +281,20 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
     else:
         result = {"note": "no dev queries and no grid: nothing to select"}
     tmp = Path(tempfile.mkdtemp(prefix=".dev.tmp-", dir=out))
-    for label, r in rankings.items():
-        write_rankings(tmp / "rankings", label, r)
-    write_json(tmp / "result.json", result)
-    write_json(tmp / "selection.json", {"selected": selected, "grid": table,
-                                        "rule": p.data.get("selection", {}), "split": "dev"})
-    if (out / "dev").exists():
-        shutil.rmtree(out / "dev")
+    files = {f"dev/rankings/{safe_name(label)}.jsonl": write_rankings(tmp / "rankings", label, r)
+             for label, r in rankings.items()}
+    files["dev/result.json"] = write_json(tmp / "result.json", result)
+    files["dev/selection.json"] = write_json(tmp / "selection.json", {
+        "selected": selected, "grid": table, "rule": p.data.get("selection", {}), "split": "dev"})
+    write_json(tmp / RECORD_NAME, stage_record("dev", {"freeze.json": sha256_of(out / "freeze.json")}, files))
+    old = None
+    if (out / "dev").exists():  # a dev rerun before the test: the old selection goes whole
+        old = Path(tempfile.mkdtemp(prefix=".dev.old-", dir=out))
+        os.replace(out / "dev", old / "dev")
     os.chmod(tmp, 0o755)
     os.replace(tmp, out / "dev")
+    if old is not None:
+        shutil.rmtree(old)
     ctx.say(f"dev selection: {json.dumps(selected)}")
     return {"selected": selected, "grid": table}
 
@@ -275,13 +311,16 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
         result["dense"] = _dense_report(ctx, test)
     result["rewire_reports"] = _rewire_reports(ctx)
     tmp = Path(tempfile.mkdtemp(prefix=".test.tmp-", dir=out))
-    for label, r in rankings.items():
-        write_rankings(tmp / "rankings", label, r)
+    files = {f"test/rankings/{safe_name(label)}.jsonl": write_rankings(tmp / "rankings", label, r)
+             for label, r in rankings.items()}
     if p.data.get("timing"):
         from .timing import time_methods
 
-        write_json(tmp / "timings.json", time_methods(ctx, settings, test))
-    write_json(tmp / "result.json", result)
+        files["test/timings.json"] = write_json(tmp / "timings.json", time_methods(ctx, settings, test))
+    files["test/result.json"] = write_json(tmp / "result.json", result)
+    previous = {"dev/record.json": sha256_of(out / "dev" / RECORD_NAME),
+                "dev/selection.json": sha256_of(out / "dev" / "selection.json")}
+    write_json(tmp / RECORD_NAME, stage_record("test", previous, files))
     if (out / "test").exists():  # a concurrent run finished first
         shutil.rmtree(tmp)
         raise RefusedError(f"{out}/test appeared while running; not overwritten")
@@ -362,28 +401,39 @@ def compare_runs(a: Path, b: Path, tol: float = 0.0) -> tuple[list[str], list[st
     return diffs, notes
 
 
+def _is_empty(folder: Path) -> bool:
+    """No entries besides the writer lock's own files."""
+    return not folder.exists() or all(p.name in IGNORED for p in folder.iterdir())
+
+
 def reproduce(protocol_path: Path, src: Path, into: Path, verbose: bool = False) -> tuple[list[str], list[str]]:
-    """Rerun the whole protocol into a new folder and compare it with `src`."""
-    into = Path(into)
-    if into.exists() and any(into.iterdir()):
+    """Rerun the whole protocol into a new folder and compare it with `src` (whose record must hold)."""
+    src, into = Path(src), Path(into)
+    if not _is_empty(into):
         raise RefusedError(f"{into} is not empty; reproduce into a new folder")
-    if not (Path(src) / "test" / "result.json").is_file():
+    if not (src / "test" / "result.json").is_file():
         raise RefusedError(f"{src} has no completed test result to reproduce")
-    freeze(protocol_path, into, verbose)
-    run_split(protocol_path, "dev", into, verbose)
-    run_split(protocol_path, "test", into, verbose)
+    verify_run(src, "test")
+    with _locked(into):
+        if not _is_empty(into):
+            raise RefusedError(f"{into} is not empty; reproduce into a new folder")
+        _freeze(protocol_path, into, verbose)
+        _run_split(protocol_path, "dev", into, verbose)
+        _run_split(protocol_path, "test", into, verbose)
+    verify_run(src, "test")  # src did not change while we ran
     return compare_runs(src, into)
 
 
 def run_all(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
-    """freeze (if needed) -> dev -> test -> report, in one call."""
+    """freeze (if needed) -> dev -> test -> report, in one call, under the run's writer lock."""
     out = Path(out)
-    if not (out / "freeze.json").exists():
-        freeze(protocol_path, out, verbose)
-    if not (out / "dev" / "selection.json").exists():
-        run_split(protocol_path, "dev", out, verbose)
-    result = run_split(protocol_path, "test", out, verbose)
-    from .report import write_report
+    with _locked(out):
+        if not (out / "freeze.json").exists():
+            _freeze(protocol_path, out, verbose)
+        if not (out / "dev" / "selection.json").exists():
+            _run_split(protocol_path, "dev", out, verbose)
+        result = _run_split(protocol_path, "test", out, verbose)
+        from .report import _write_report
 
-    write_report(out)
+        _write_report(out)
     return result

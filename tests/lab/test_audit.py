@@ -6,10 +6,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from sidelight.cli import main
 from sidelight.lab.audit import audit, score
-from sidelight.lab.runner import freeze, run_split
+from sidelight.lab.runner import RefusedError, freeze, run_split
 
+from .test_record import reseal
 from .test_runner import make_lab
 
 
@@ -45,5 +48,8 @@ def test_audit_agrees_and_catches_tampering(tmp_path):
     res["methods"]["bm25"]["overall"]["mrr@10"] += 0.01
     res["contrasts"][0]["ci_low"] -= 0.001
     path.write_text(json.dumps(res))
+    with pytest.raises(RefusedError, match=r"test/result\.json does not match the hash recorded by the test stage"):
+        audit(out)  # the run's record catches the edit first
+    reseal(out, "test")  # a forger who also rewrote the record: the recomputation still disagrees
     r = audit(out)
     assert not r["agree"] and len(r["problems"]) == 2

@@ -1,0 +1,177 @@
+"""The run's record: every file a lab stage writes is hashed as it is written, stage by stage.
+
+The chain, one link per stage::
+
+    freeze.json        "record_sha256": sha256 of its own canonical JSON without that field
+    dev/record.json    sha256 of freeze.json, of every dev file (rankings, result.json, selection.json)
+    test/record.json   sha256 of dev/record.json and of dev/selection.json, of every test file
+
+Each record carries its own `record_sha256` (canonical JSON, sorted keys, without the field). Paths
+are relative to the run folder. `verify_run` checks the chain up to a stage and refuses, naming the
+file, when a recorded file is missing or differs, when a stage folder holds a file its record does
+not list, or when a required file (result, selection, the rankings of every method run) is absent.
+
+A record is tamper-evident, not tamper-proof: someone who rewrites a file, its record and every
+later record consistently is not caught here (the auditor's recomputation still checks the numbers).
+
+Like the auditor, this module imports no lab metric, statistics, protocol or runner code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..errors import SidelightError
+
+STAGES = ("freeze", "dev", "test")
+RECORD_NAME = "record.json"
+SELF_KEY = "record_sha256"
+IGNORED = frozenset({".lock", ".lock.holder"})  # the writer lock's files are no part of any stage
+
+
+class RefusedError(SidelightError):
+    """The lab refuses: a completed result exists, or something frozen or recorded changed."""
+
+
+def safe_name(label: str) -> str:
+    """The rankings file stem of a setting label."""
+    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in label)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def canonical_sha256(obj: dict) -> str:
+    """sha256 of `obj` as canonical JSON (sorted keys, no spaces), without its `record_sha256`."""
+    body = {k: v for k, v in obj.items() if k != SELF_KEY}
+    return sha256_bytes(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def sealed(obj: dict) -> dict:
+    """`obj` with its `record_sha256` set."""
+    return {**{k: v for k, v in obj.items() if k != SELF_KEY}, SELF_KEY: canonical_sha256(obj)}
+
+
+def stage_record(stage: str, previous: dict[str, str], files: dict[str, str]) -> dict:
+    """The sealed record of one stage: the hashes it links back to and the files it wrote."""
+    return sealed({"stage": stage, "previous": dict(sorted(previous.items())), "files": dict(sorted(files.items()))})
+
+
+def _altered(run: Path, rel: str, by: str) -> RefusedError:
+    return RefusedError(f"{run / rel} does not match the hash recorded by the {by}; "
+                        "the run was altered after it was written")
+
+
+def _load(run: Path, rel: str, why: str) -> dict:
+    path = run / rel
+    if not path.is_file():
+        raise RefusedError(f"{path} is missing: {why}")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise RefusedError(f"{path} is not valid JSON; the run was altered after it was written") from None
+    if not isinstance(obj, dict):
+        raise RefusedError(f"{path} is not a JSON object; the run was altered after it was written")
+    return obj
+
+
+def _check_self(run: Path, rel: str, obj: dict, stage: str) -> None:
+    if SELF_KEY not in obj:
+        raise RefusedError(f"{run / rel} carries no {SELF_KEY}: written without a record (before the lab "
+                           f"kept one?) or altered; {'re-freeze into a new folder' if stage == 'freeze' else 'rerun'}")
+    if obj[SELF_KEY] != canonical_sha256(obj):
+        raise _altered(run, rel, f"{stage} stage (its own {SELF_KEY})")
+
+
+def _check_stage(run: Path, stage: str, want_prev: dict[str, str]) -> dict:
+    """Verify `stage/record.json` and every file it lists; returns the record."""
+    rel = f"{stage}/{RECORD_NAME}"
+    rec = _load(run, rel, f"the {stage} stage's record; the run was altered or written without a record")
+    _check_self(run, rel, rec, stage)
+    if rec.get("stage") != stage or not isinstance(rec.get("files"), dict) or not isinstance(rec.get("previous"), dict):
+        raise _altered(run, rel, f"{stage} stage")
+    if set(rec["previous"]) != set(want_prev):
+        raise RefusedError(f"{run / rel} does not link to {', '.join(sorted(want_prev))}; the run was altered")
+    for prev, sha in want_prev.items():
+        if rec["previous"][prev] != sha:
+            raise _altered(run, prev, f"{stage} stage")
+    for f, sha in rec["files"].items():
+        if not f.startswith(f"{stage}/") or ".." in Path(f).parts:
+            raise _altered(run, rel, f"{stage} stage")
+        path = run / f
+        if not path.is_file():
+            raise RefusedError(f"{path} is missing; the {stage} stage recorded it (the run was altered "
+                               "after it was written)")
+        if sha256_of(path) != sha:
+            raise _altered(run, f, f"{stage} stage")
+    for path in sorted((run / stage).rglob("*")):
+        f = path.relative_to(run).as_posix()
+        if path.is_file() and f != rel and f not in rec["files"] and path.name not in IGNORED:
+            raise RefusedError(f"{path} is not in the {stage} stage's record; the run was altered after it "
+                               "was written")
+    return rec
+
+
+def _require(run: Path, rec: dict, rel: str, why: str) -> None:
+    if rel not in rec["files"]:
+        raise RefusedError(f"{run / rel} is missing: {why}")
+
+
+def _require_rankings(run: Path, stage: str, rec: dict, result: dict, methods: list[str]) -> None:
+    """Every setting in the stage's result has its rankings; every frozen method has a setting."""
+    info = result.get("methods")
+    if info is None:
+        return
+    run_methods = {v.get("method") for v in info.values() if isinstance(v, dict)}
+    for name in methods:
+        if name not in run_methods:
+            raise RefusedError(f"{run / stage / 'result.json'} has no setting of the frozen method {name!r}; "
+                               "the run does not cover the frozen protocol")
+    for label in info:
+        _require(run, rec, f"{stage}/rankings/{safe_name(label)}.jsonl",
+                 f"the {stage} rankings of setting {label!r} (in the stage's result)")
+
+
+def verify_run(run: Path, through: str = "test") -> dict:
+    """Check the chain from freeze.json through `through`; returns {stage: record} (freeze: its JSON)."""
+    run = Path(run)
+    if through not in STAGES:
+        raise ValueError(f"through must be one of {STAGES}, got {through!r}")
+    frozen = _load(run, "freeze.json", "run `sidelight lab freeze` first")
+    _check_self(run, "freeze.json", frozen, "freeze")
+    if not isinstance(frozen.get("methods"), list):
+        raise _altered(run, "freeze.json", "freeze stage")
+    out = {"freeze": frozen}
+    if through == "freeze":
+        return out
+    dev = _check_stage(run, "dev", {"freeze.json": sha256_of(run / "freeze.json")})
+    for name in ("result.json", "selection.json"):
+        _require(run, dev, f"dev/{name}", "the dev stage writes it")
+    _require_rankings(run, "dev", dev, _load(run, "dev/result.json", "the dev stage writes it"), frozen["methods"])
+    out["dev"] = dev
+    if through == "dev":
+        return out
+    test = _check_stage(run, "test", {"dev/record.json": sha256_of(run / "dev" / RECORD_NAME),
+                                     "dev/selection.json": sha256_of(run / "dev" / "selection.json")})
+    _require(run, test, "test/result.json", "the test stage writes it")
+    if frozen.get("protocol_data", {}).get("timing"):
+        _require(run, test, "test/timings.json", "the frozen protocol times its methods")
+    result = _load(run, "test/result.json", "the test stage writes it")
+    selected = _load(run, "dev/selection.json", "the dev stage writes it").get("selected")
+    if result.get("selection") != selected:
+        raise RefusedError(f"{run / 'test' / 'result.json'} was scored with another selection than "
+                           f"{run / 'dev' / 'selection.json'}")
+    _require_rankings(run, "test", test, result, frozen["methods"])
+    out["test"] = test
+    return out
