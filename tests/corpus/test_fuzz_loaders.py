@@ -15,7 +15,8 @@ from sidelight.corpus.beir import load_queries, read_qrels
 from sidelight.corpus.jsonl import load_jsonl_corpus, read_edges
 from sidelight.errors import SidelightError
 
-FUZZ = settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=100, derandomize=True, database=None, deadline=None,
+                suppress_health_check=list(HealthCheck))
 
 # text made of the characters that matter to the parsers: separators, digits, quotes, braces, odd code points
 _CHARS = st.sampled_from(list("ab q1n2 \t\t\n\n\r{}[]\":,.-+eE0_") + ["\x00", "\u00e9", "\u2028", "\ufeff", "\U0001f600"])
