@@ -31,7 +31,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..errors import InputError, SidelightError
+from ..errors import InputError
 from ..lanes.methods import get_method
 from ..store.lock import writer_lock
 from .analysis import analyse
