@@ -33,9 +33,9 @@ sys.path.insert(0, str(HERE.parent))
 import numpy as np  # noqa: E402
 from _common import print_table, write_json  # noqa: E402
 
-from sidelight.lanes.ann import FILE, AnnParams  # noqa: E402
-from sidelight.lanes.dense import DenseStore  # noqa: E402
-from sidelight.lanes.methods import get_method  # noqa: E402
+from sidelight.methods import get_method  # noqa: E402
+from sidelight.methods.dense import DenseStore  # noqa: E402
+from sidelight.structures.ann import FILE, AnnParams  # noqa: E402
 
 now = time.perf_counter
 DIM = 384
@@ -106,7 +106,10 @@ def variants(es_list: list[int]) -> dict[str, dict]:
 
 
 def scifact(args) -> dict:
-    from dense import cached_query_vectors, qrels_in  # bench/dense.py: same query-vector cache
+    from dense import (  # bench/dense.py: same query-vector cache
+        cached_query_vectors,
+        qrels_in,
+    )
 
     from sidelight.corpus.beir import load_queries
     from sidelight.index import Index

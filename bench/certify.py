@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-
 from _common import peak_mb, print_table, run_child, write_json  # noqa: E402
 
 
@@ -120,7 +119,7 @@ def queries_for(name: str, limit: int) -> list[str]:
 
 
 def unexpectedness(ser, queries: list[str], top: int = 50) -> dict:
-    from sidelight.serendipity.reveal import connections, reveal
+    from sidelight.serendipity.reveal import connections
     from sidelight.serendipity.seating import CertificateRefused
 
     index = ser.index
@@ -184,8 +183,8 @@ def main() -> int:
     if args.child:
         print(json.dumps(child(args)))
         return 0
-    from sidelight.serendipity.store import Serendipity
     from sidelight.index import Index
+    from sidelight.serendipity.store import Serendipity
 
     out = {"settings": {k: v for k, v in vars(args).items() if k not in ("child", "index", "fraction", "json")},
            "datasets": {}}

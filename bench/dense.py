@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import platform
 import random
@@ -44,8 +43,8 @@ from _common import cached_query_vectors, print_table, use_cached_vectors, write
 from sidelight.corpus.beir import load_qrels, load_queries  # noqa: E402
 from sidelight.index import Index  # noqa: E402
 from sidelight.lab.evaluate import evaluate_method  # noqa: E402
-from sidelight.lanes import floor as floor_mod  # noqa: E402
-from sidelight.lanes.methods import available_methods, get_method  # noqa: E402
+from sidelight.methods import available_methods, get_method  # noqa: E402
+from sidelight.methods import floor as floor_mod  # noqa: E402
 
 now = time.perf_counter
 METRICS = ["ndcg@10", "recall@5", "recall@100", "mrr@10"]
@@ -246,7 +245,7 @@ def main(argv=None) -> int:
     known = set(index.corpus.ids)
     train = qrels_in(args.data / "qrels" / "train.tsv", known)
     test_ids = sorted(qrels_in(args.data / "qrels" / "test.tsv", known))  # ids only until the test stage
-    from sidelight.lanes.learned import split_train
+    from sidelight.lab.fit_learned import split_train
 
     fit_ids, dev_ids = split_train(load_qrels(args.data / "qrels" / "train.tsv"))  # split over all 809 ids
     dev_ids = [q for q in dev_ids if q in train]
@@ -260,7 +259,7 @@ def main(argv=None) -> int:
     reg = dict(available_methods())
     learned_params: dict = {}
     if "learned" in reg:
-        from sidelight.lanes.learned import LearnedModel
+        from sidelight.methods.learned import LearnedModel
 
         try:
             LearnedModel.load(args.learned_model)

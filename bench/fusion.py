@@ -16,7 +16,7 @@ Query vectors are cached in `--cache` (keyed by model hash and query texts) so t
 runs once per query set.
 
     .venv/bin/python bench/fusion.py --index .cache/indexes/scifact-minilm --json /tmp/fusion.json
-    .venv/bin/python bench/fusion.py ... --export-model sidelight/lanes/data/learned-scifact-minilm.json
+    .venv/bin/python bench/fusion.py ... --export-model sidelight/methods/data/learned-scifact-minilm.json
 """
 
 from __future__ import annotations
@@ -28,14 +28,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _common import cached_query_vectors, use_cached_vectors
 
 from sidelight.corpus.beir import load_qrels, load_queries
 from sidelight.index import Index
+from sidelight.lab import fit_learned
 from sidelight.lab.evaluate import evaluate_method
-from sidelight.lanes import hybrid, learned
-from sidelight.lanes.methods import Method, get_method
+from sidelight.methods import Method, get_method, learned
 
 METRICS = ["ndcg@10", "recall@5", "recall@100", "mrr@10"]
 PUBLISHED_MINILM_TEST = 0.645  # BEIR / SBERT all-MiniLM-L6-v2 SciFact nDCG@10, fp32
@@ -60,7 +59,7 @@ def main(argv=None) -> int:
     queries = load_queries(args.data / "queries.jsonl")
     train = load_qrels(args.data / "qrels" / "train.tsv", known)
     test_ids = sorted(load_qrels(args.data / "qrels" / "test.tsv", known))  # ids only until the end
-    fit_ids, dev_ids = learned.split_train(train)
+    fit_ids, dev_ids = fit_learned.split_train(train)
     assert not (set(fit_ids) | set(dev_ids)) & set(test_ids)
     dev_q = {q: queries[q] for q in dev_ids}
     dev_qrels = {q: train[q] for q in dev_ids}
@@ -83,7 +82,7 @@ def main(argv=None) -> int:
 
     # ---- learned: fit on 600, C on 209 dev --------------------------------------------------------
     t0 = time.time()
-    model = learned.fit_learned(index, queries, train, fit_ids, dev_ids, held_out=test_ids)
+    model = fit_learned.fit_learned(index, queries, train, fit_ids, dev_ids, held_out=test_ids)
     model.meta["index"] = {"corpus_hash": out["corpus_hash"], "dense": index.dense.identity}
     out["learned_fit"] = {**model.to_json(), "seconds": round(time.time() - t0, 1)}
     print(f"learned: {model.meta['fit']['pairs']} pairs, {model.meta['fit']['positives']} positives, "
@@ -143,7 +142,7 @@ def main(argv=None) -> int:
     fusion(f"linear minmax a=0.5 {_tag(rm3)}", "hybrid-linear", norm="minmax", alpha=0.5, **rm3)
     # learned refitted on the chosen components' features
     if comps:
-        m2 = learned.fit_learned(index, queries, train, fit_ids, dev_ids, held_out=test_ids, components=comps)
+        m2 = fit_learned.fit_learned(index, queries, train, fit_ids, dev_ids, held_out=test_ids, components=comps)
         p2 = args.cache / "learned-components.json"
         m2.save(p2)
         out["learned_components_fit"] = m2.to_json()

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import print_table, write_json  # noqa: E402
 from sidelight.index import Index  # noqa: E402
 from sidelight.lanes.channels import relation_lane  # noqa: E402
-from sidelight.lanes.methods import get_method  # noqa: E402
 from sidelight.lanes.relation import relation_run  # noqa: E402
+from sidelight.methods import get_method  # noqa: E402
 
 SEED = 20240917
 WARMUP = 20

@@ -9,8 +9,8 @@ from .corpus import Corpus, Edge, Record
 from .corpus.sources import load_source
 from .errors import IndexFormatError, InputError, MissingDataError, NonFiniteScoreError, SidelightError
 from .index import Hit, Index
-from .lanes.lexical import BM25Params
-from .lanes.methods import available_methods, get_method
+from .structures.lexical import BM25Params
+from .methods import available_methods, get_method
 from .text import TokenizerConfig
 
 __version__ = "0.1.0"

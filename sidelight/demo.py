@@ -19,7 +19,7 @@ from .corpus.model import Corpus
 from .errors import IndexFormatError, MissingDataError, SidelightError
 from .index import Index
 from .lab.evaluate import evaluate_method
-from .lanes.methods import get_method
+from .methods import get_method
 from .text import TokenizerConfig
 
 EXAMPLES = [

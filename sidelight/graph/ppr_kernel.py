@@ -1,7 +1,7 @@
 """Optional numba kernel for Carrier's PPR walk: all `iterations` steps in one call, without the GIL.
 
 `BACKEND` is "numba" when numba is installed and not disabled by SIDELIGHT_KERNELS=numpy (the
-same switch as `sidelight.lanes.kernels`), else "numpy": `ppr.py` then runs scipy's `csr_matvec`
+same switch as `sidelight.structures.kernels`), else "numpy": `ppr.py` then runs scipy's `csr_matvec`
 per step. numba is imported and the kernels compiled on first use (`enabled()`), cached on disk
 when numba finds a writable cache location; a failure sets `BACKEND = "numpy"` and `REASON`.
 
@@ -33,7 +33,7 @@ import types
 
 import numpy as np
 
-from ..lanes.kernels import choose_backend
+from ..structures.kernels import choose_backend
 
 BACKEND, REASON = choose_backend()
 

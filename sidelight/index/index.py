@@ -20,13 +20,13 @@ import scipy.sparse as sp
 from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError, InputError
+from ..feedback.state import StateStore
 from ..graph.ppr import PPRGraph
-from ..graph.state import StateStore
 from ..graph.store import Graph
-from ..lanes.dense import DenseStore
-from ..lanes.lexical import BM25Params, LexicalIndex
 from ..progress import progress_bar
 from ..store.lock import writer_lock
+from ..structures.dense import DenseStore
+from ..structures.lexical import BM25Params, LexicalIndex
 from ..text import TokenizerConfig
 from . import store
 
@@ -276,8 +276,8 @@ class Index:
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, method: str = "bm25", k: int = 10, **params) -> list[Hit]:
-        """Top-k hits of a named method (see `sidelight.lanes.methods`)."""
-        from ..lanes.methods import get_method
+        """Top-k hits of a named method (see `sidelight.methods`)."""
+        from ..methods import get_method
 
         ranking = get_method(method, **params).rank(self, query, k)
         return self.hits(ranking)

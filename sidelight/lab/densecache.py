@@ -103,7 +103,7 @@ def dense_store(corpus, spec: str = "minilm", batch_size: int = 32, threads: int
     info: {"status": "cached" | "encoded", "encode_s" (this call's encoding time, encoded only),
     "first_encode_s", "key", "path", "vectors_sha256", "truncated_docs", "n", "dim", "model"}.
     """
-    from ..lanes.dense import DenseStore
+    from ..structures.dense import DenseStore
 
     emb = load_embedder(spec, threads)
     identity = dict(emb.identity)

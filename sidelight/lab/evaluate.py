@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..index import Index
-from ..lanes.methods import Method
+from ..methods import Method
 from ..progress import progress_bar
 from .metrics import evaluate
 

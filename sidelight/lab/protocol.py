@@ -97,7 +97,7 @@ class Protocol:
     def build_index(self, corpus: Corpus):
         """The index the protocol asks for; returns (index, setup seconds by step)."""
         from ..index import Index
-        from ..lanes.lexical import BM25Params
+        from ..structures.lexical import BM25Params
         from ..text import TokenizerConfig
 
         ix = self.data.get("index", {})
@@ -158,7 +158,7 @@ class Protocol:
     # ---- methods -----------------------------------------------------------------------------
     def check_methods(self) -> tuple[list[dict], list[str]]:
         """(runnable method specs, skipped names); an unregistered required method is an error."""
-        from ..lanes.methods import available_methods
+        from ..methods import available_methods
 
         known = available_methods()
         runnable, skipped = [], []

@@ -32,7 +32,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import InputError
-from ..lanes.methods import get_method
+from ..methods import get_method
 from ..store.lock import writer_lock
 from .analysis import analyse
 from .protocol import Protocol, Setting, implementation_hash, load_protocol

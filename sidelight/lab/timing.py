@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from ..lanes.methods import get_method
+from ..methods import get_method
 
 
 def setup_items(setup: dict) -> list[str]:

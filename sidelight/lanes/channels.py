@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..graph.state import FeedbackResult
-from .ranking import top_k
+from ..feedback.state import FeedbackResult
+from ..structures.ranking import top_k
 from .relation import RELATION_DEFAULTS, SEED_RULE, hit_dicts, relation_run, trace_rows
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def lexical_lane(index: "Index", query: str, limit: int = 10) -> LaneResult:
 def dense_lane(index: "Index", query: str, limit: int = 10,
                scores: np.ndarray | None = None) -> LaneResult:
     """Cosine alone (the `dense` method), stored as a dense trace."""
-    from .dense import require_dense
+    from ..methods.dense import require_dense
 
     store = require_dense(index)
     cos = store.scores(query) if scores is None else scores
@@ -155,7 +155,7 @@ def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | N
     lexical = lexical_lane(index, query, limit)
     dense_result, cos = None, None
     if use_dense:
-        from .dense import require_dense
+        from ..methods.dense import require_dense
 
         cos = require_dense(index).scores(query)
         dense_result = dense_lane(index, query, limit, cos)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph.relation import RelationHit, spread, trace_hits
-from .ranking import top_k
+from ..structures.ranking import top_k
 
 if TYPE_CHECKING:
     from ..index import Index

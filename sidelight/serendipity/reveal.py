@@ -1,6 +1,6 @@
 """A query's floor with seated passages mixed in blind, a stored trace, and the reveal.
 
-`connections` builds the floor (`sidelight.lanes.floor.build_floor` when the index has dense
+`connections` builds the floor (`sidelight.methods.floor.build_floor` when the index has dense
 vectors, else the stand-in: BM25 top-n), seats certified connections by the dial, mixes the seated
 passages into the floor passages unlabeled (seeded shuffle) and stores a trace in
 ``INDEX/state.sqlite`` (table ``ser_traces``) holding which passages were seated and the panel.
@@ -43,7 +43,7 @@ def get_floor(index, query: str, n: int = 28, pool: int = 376, deadline_s: float
     """The floor, or the documented stand-in when `build_floor` cannot run on this index."""
     if index.dense is not None:
         try:
-            from ..lanes.floor import build_floor
+            from ..methods.floor import build_floor
         except ImportError:
             build_floor = None
         if build_floor is not None:

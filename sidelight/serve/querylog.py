@@ -1,7 +1,7 @@
 """The query log: one row per served call (HTTP, MCP or CLI), in the index's own `state.sqlite`.
 
 Decision: the log lives in the same SQLite file as the traces (`INDEX/state.sqlite`, see
-`sidelight.graph.state`), in its own table `query_log` that this module creates and owns. One
+`sidelight.feedback.state`), in its own table `query_log` that this module creates and owns. One
 file means a log row and the traces it names travel together (copying or backing up the index
 folder keeps both), and every interface that opens the index (`sidelight serve`, `sidelight mcp`,
 the CLI) writes to the same place. Connections come from `sidelight.store.sqlite`, as for

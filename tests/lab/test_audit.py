@@ -12,8 +12,8 @@ from sidelight.cli import main
 from sidelight.lab.audit import audit, score
 from sidelight.lab.runner import RefusedError, freeze, run_split
 
-from .test_record import reseal
-from .test_runner import make_lab
+from tests.lab.test_record import reseal
+from tests.lab.test_runner import make_lab
 
 
 def test_audit_module_imports_no_metric_code():

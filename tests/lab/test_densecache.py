@@ -21,7 +21,7 @@ from sidelight.lab.report import write_report
 from sidelight.lab.runner import freeze, read_json, reproduce, run_split
 from sidelight.models.embedder import Embedder
 
-from .test_runner import make_lab
+from tests.lab.test_runner import make_lab
 
 ENCODED: list[tuple[str, int]] = []  # (model spec, number of documents) per document encoding
 

@@ -18,7 +18,7 @@ from sidelight.lab.report import write_report
 from sidelight.lab.runner import RefusedError, freeze, reproduce, run_split
 from sidelight.store.lock import HOLDER_NAME, LOCK_NAME, LockedError
 
-from .test_runner import make_lab
+from tests.lab.test_runner import make_lab
 
 IMPL = ("0" * 64, {})  # other people edit the package while tests run: pin the implementation hash
 

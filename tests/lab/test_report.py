@@ -7,7 +7,7 @@ import json
 from sidelight.cli import main
 from sidelight.lab.packets import export_packets, score_answers
 
-from .test_runner import make_lab
+from tests.lab.test_runner import make_lab
 
 
 def test_lab_all_writes_report_and_figures(tmp_path):

@@ -12,8 +12,8 @@ import pytest
 from sidelight.cli import main
 from sidelight.lab import protocol as protocol_mod
 from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, reproduce, run_split
-from sidelight.lanes.methods import register
-from sidelight.lanes.ranking import top_k
+from sidelight.methods import register
+from sidelight.structures.ranking import top_k
 
 WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron sigma tau upsilon phi chi psi "
          "omega river stone cloud field light shadow glass metal paper water fire earth wind").split()

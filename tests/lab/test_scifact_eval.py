@@ -36,7 +36,7 @@ def test_eval_matches_bm25s_with_pytrec_eval(tmp_path, scifact_dir, scifact_inde
 
 def test_stemming_and_stop_words_reach_0_675(scifact_corpus, scifact_test):
     from sidelight.lab.evaluate import evaluate_method
-    from sidelight.lanes.methods import get_method
+    from sidelight.methods import get_method
     from sidelight.text import TokenizerConfig
 
     index = Index.build(scifact_corpus, TokenizerConfig(stopwords="lucene-en-v1", stem="english"), progress=False)

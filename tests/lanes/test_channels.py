@@ -27,7 +27,7 @@ from sidelight.graph import spread
 from sidelight.index import Index
 from sidelight.lanes import channels as ch
 from sidelight.lanes.channels import ChannelsResult, record_success, search_channels
-from sidelight.lanes.dense import DenseStore
+from sidelight.structures.dense import DenseStore
 from sidelight.lanes.relation import relation_seeds
 
 FOLDOC_QUERIES = ["garbage collection", "object-oriented programming language", "virtual memory paging",

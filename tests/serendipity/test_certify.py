@@ -4,7 +4,7 @@ import scipy.sparse as sp
 
 from sidelight.serendipity.certify import CertConfig, run_certificate
 
-from .synth import PLANTED, PLANTED_MARKER, planted_corpus
+from tests.serendipity.synth import PLANTED, PLANTED_MARKER, planted_corpus
 
 CFG = CertConfig(placebo_draws=5)
 

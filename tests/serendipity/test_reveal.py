@@ -18,7 +18,7 @@ from sidelight.serendipity.sae import SAE, SAEConfig
 from sidelight.serendipity.seating import CertificateRefused
 from sidelight.serendipity.store import Serendipity, SerendipityConfig
 
-from .synth import N_TOPICS, PER_TOPIC, PLANTED, PLANTED_MARKER, WIDTH, planted_corpus
+from tests.serendipity.synth import N_TOPICS, PER_TOPIC, PLANTED, PLANTED_MARKER, WIDTH, planted_corpus
 
 DIM = 16
 

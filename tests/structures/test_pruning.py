@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sidelight.lanes import lexical
-from sidelight.lanes.lexical import LexicalIndex
-from sidelight.lanes.ranking import top_k
+from sidelight.structures import lexical
+from sidelight.structures.lexical import LexicalIndex
+from sidelight.structures.ranking import top_k
 
 
 def test_pruned_top_k_equals_full_scoring():

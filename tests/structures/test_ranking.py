@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sidelight.errors import NonFiniteScoreError
-from sidelight.lanes.ranking import top_k
+from sidelight.structures.ranking import top_k
 
 
 def _reference(scores, k, id_rank, positive_only=True):

@@ -10,9 +10,10 @@ import pytest
 from sidelight.corpus import Corpus, Record
 from sidelight.errors import InputError
 from sidelight.index import Index
-from sidelight.lanes import learned
-from sidelight.lanes.dense import DenseStore
-from sidelight.lanes.learned import LearnedModel, fit_learned, query_features, select_c, split_train
+from sidelight.lab.fit_learned import fit_learned, select_c, split_train
+from sidelight.methods import learned
+from sidelight.methods.learned import LearnedModel, query_features
+from sidelight.structures.dense import DenseStore
 
 
 def _index(records, vectors, qvecs) -> Index:

@@ -53,7 +53,9 @@ class DenseScorer:
     def score(self, query: str, positions: np.ndarray) -> np.ndarray:
         cached = self._q  # one read: another thread may prepare another query meanwhile
         if cached is None or cached[0] != query:
-            from .floor import embed_twice  # stage one; imported here, floor imports this module
+            from .floor import (
+                embed_twice,  # stage one; imported here, floor imports this module
+            )
 
             q, d, _ = embed_twice(require_dense(self.index), query)
             cached = self._q = (query, [v for v in (q, d) if v is not None])
@@ -89,9 +91,9 @@ class FusionScorer:
         self._cache: tuple[str, np.ndarray] | None = None
 
     def prepare(self, query: str, stage: StageOne | None) -> tuple[str, np.ndarray]:
-        from .fusion import rrf_scores
+        from ..structures.fusion import rrf_scores
+        from ..structures.ranking import top_k
         from .hybrid import COMPONENT_OPTIONS, lexical_scores
-        from .ranking import top_k
 
         idx = self.index
         if self.model is not None:

@@ -9,9 +9,9 @@ from sidelight.corpus import Corpus, Record
 from sidelight.errors import InputError
 from sidelight.index import Index
 from sidelight.lab.evaluate import evaluate_method
-from sidelight.lanes.dense import DenseStore
-from sidelight.lanes.hybrid import lexical_variant, normalise, rm3_query
-from sidelight.lanes.methods import get_method
+from sidelight.methods import get_method
+from sidelight.methods.hybrid import lexical_variant, normalise, rm3_query
+from sidelight.structures.dense import DenseStore
 
 IDENTITY = {"name": "toy", "dim": 2}
 

@@ -166,7 +166,8 @@ def _compile() -> None:
             return
         import numba
 
-        from ..ranking import Ranking as _Ranking, select_top as _select_top  # noqa: F811 (no cycle at call time)
+        from ..ranking import Ranking as _Ranking  # noqa: F811 (no cycle at call time)
+        from ..ranking import select_top as _select_top
 
         for mod in (fused, pruned):
             for name in mod.KERNELS:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from sidelight.index import Index
-from sidelight.lanes.fusion import rrf_scores
-from sidelight.lanes.ranking import Ranking, top_k
+from sidelight.structures.fusion import rrf_scores
+from sidelight.structures.ranking import Ranking, top_k
 
 
 def test_rrf_hand_computed():

@@ -23,10 +23,16 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 
 from ..errors import InputError
-from ..lanes.methods import register
-from ..lanes.ranking import Ranking, top_k
-from .controls import RewireReport, degree_scores, empty_graph, rewire, stored_direction
-from .ppr import PPRGraph, ppr_boost
+from ..graph.controls import (
+    RewireReport,
+    degree_scores,
+    empty_graph,
+    rewire,
+    stored_direction,
+)
+from ..graph.ppr import PPRGraph, ppr_boost
+from ..structures.ranking import Ranking, top_k
+from .registry import register
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -126,7 +132,7 @@ def _bm25_ppr(index: "Index", query: str, k: int | None, params: dict) -> Rankin
 @register("dense+ppr", "Carrier's PPR boost over dense cosines (seeds: top positive cosines), undirected walk",
           **PPR_DEFAULTS)
 def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
-    from ..lanes.dense import require_dense
+    from .dense import require_dense
 
     text = require_dense(index).scores(query)
     return top_k(_boost(index, text, index.ppr_graph, params), k, index.id_rank, positive_only=False)

@@ -1,6 +1,6 @@
 """The pruned (MaxScore) BM25 top-k kernel: exact, the same steps as `LexicalIndex._bm25_top_pruned`.
 
-Plain Python here; `sidelight.lanes.kernels._compile` jits every name in `KERNELS` and rebinds
+Plain Python here; `sidelight.structures.kernels._compile` jits every name in `KERNELS` and rebinds
 `_heap_top` to the jitted one from `fused`, so numba resolves the callees through these globals.
 """
 

@@ -10,9 +10,9 @@ import pytest
 from sidelight.corpus.model import Corpus, Record
 from sidelight.errors import IndexFormatError, InputError
 from sidelight.index import Index, store
-from sidelight.lanes.ann import FILE, AnnIndex, AnnParams
-from sidelight.lanes.dense import DenseStore
-from sidelight.lanes.methods import available_methods, get_method
+from sidelight.methods import available_methods, get_method
+from sidelight.structures.ann import FILE, AnnIndex, AnnParams
+from sidelight.structures.dense import DenseStore
 
 N, DIM, NQ = 2000, 384, 100
 

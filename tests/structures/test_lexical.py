@@ -12,7 +12,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sidelight.corpus import Corpus, Record
 from sidelight.errors import InputError
 from sidelight.index import Index
-from sidelight.lanes.lexical import BM25Params, LexicalIndex
+from sidelight.structures.lexical import BM25Params, LexicalIndex
 from sidelight.text import TokenizerConfig
 
 

@@ -38,8 +38,8 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from ..errors import InputError, NonFiniteScoreError
+from ..graph.store import Graph
 from ..store.sqlite import LocalConnection, transaction
-from .store import Graph
 
 ETA = 0.1
 CAP_FACTOR = 2.0

@@ -11,10 +11,16 @@ import pytest
 from sidelight.corpus import Corpus, Record
 from sidelight.errors import InputError, NonFiniteScoreError
 from sidelight.index import Index
-from sidelight.lanes.dense import DenseStore
-from sidelight.lanes.floor import (CrossEncoderScorer, DenseScorer, FusionScorer, RareTerms, build_floor,
-                                   make_scorer)
-from sidelight.lanes.methods import available_methods, get_method
+from sidelight.methods import available_methods, get_method
+from sidelight.methods.floor import (
+    CrossEncoderScorer,
+    DenseScorer,
+    FusionScorer,
+    RareTerms,
+    build_floor,
+    make_scorer,
+)
+from sidelight.structures.dense import DenseStore
 
 DIM = 8
 N_REC = 50

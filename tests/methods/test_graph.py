@@ -9,12 +9,17 @@ import pytest
 
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.errors import IndexFormatError, InputError
-from sidelight.graph import Graph, degree_scores, ppr_boost, rewire
-from sidelight.graph.methods import (PPR_DEFAULTS, PPR_GRID, rewire_reports, rewired_adjacency,
-                                     select_ppr_setting)
+from sidelight.graph import degree_scores, ppr_boost, rewire
 from sidelight.index import Index, store
-from sidelight.lanes.methods import available_methods, get_method
-from sidelight.lanes.ranking import top_k
+from sidelight.methods import available_methods, get_method
+from sidelight.methods.graph import (
+    PPR_DEFAULTS,
+    PPR_GRID,
+    rewire_reports,
+    rewired_adjacency,
+    select_ppr_setting,
+)
+from sidelight.structures.ranking import top_k
 
 FOLDOC_QUERIES = ["garbage collection", "object-oriented programming language", "virtual memory paging",
                   "compiler optimisation", "ethernet network protocol", "regular expression", "unix shell",

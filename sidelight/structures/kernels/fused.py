@@ -1,6 +1,6 @@
 """The fused BM25 top-k kernel and its helpers: bounded-heap selection, score accumulation, dense top-k.
 
-Plain Python here; `sidelight.lanes.kernels._compile` jits every name in `KERNELS`, rebinding
+Plain Python here; `sidelight.structures.kernels._compile` jits every name in `KERNELS`, rebinding
 the module globals (numba resolves callees such as `_before` through them). The contract every
 kernel keeps (bit-identical scores, the (score desc, id_rank asc, position asc) order, refusing
 non-finite scores) is in the package docstring.

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from sidelight.errors import InputError, NonFiniteScoreError
-from sidelight.graph import CAP_FACTOR, ETA, Graph, StateStore, spread, trace_hits
+from sidelight.feedback import CAP_FACTOR, ETA, StateStore
+from sidelight.graph import Graph, spread, trace_hits
 
 IDS = ["A", "B", "C", "D", "E"]
 

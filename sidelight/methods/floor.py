@@ -39,12 +39,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InputError, MissingDataError, NonFiniteScoreError
+from ..structures.lexical import _accumulate
+from ..structures.ranking import Ranking, check_finite
 from .dense import require_dense
-from .floor_scorers import (DEFAULT_SCORER, CrossEncoderScorer, DenseScorer, FusionScorer, SecondStage,
-                            make_scorer)
-from .lexical import _accumulate
-from .methods import register
-from .ranking import Ranking, check_finite
+from .floor_scorers import (
+    DEFAULT_SCORER,
+    CrossEncoderScorer,
+    DenseScorer,
+    FusionScorer,
+    SecondStage,
+    make_scorer,
+)
+from .registry import register
 
 if TYPE_CHECKING:
     from ..index import Index

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
+from ..structures.fusion import RRF_K, rrf_scores
+from ..structures.lexical import LexicalIndex, _accumulate
+from ..structures.ranking import Ranking, top_k
 from ..text import TokenizerConfig
 from .dense import require_dense
-from .fusion import RRF_K, rrf_scores
-from .lexical import LexicalIndex, _accumulate
-from .methods import _REGISTRY, register
-from .ranking import Ranking, top_k
+from .registry import _REGISTRY, register
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -194,5 +194,3 @@ def _best(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     fn, defaults, _ = _REGISTRY[name]
     return fn(index, query, k, {**defaults, **params})
 
-
-from . import learned as _learned  # noqa: E402,F401  registers `learned`

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from sidelight.errors import NonFiniteScoreError
-from sidelight.lanes import kernels, lexical
-from sidelight.lanes.lexical import LexicalIndex
-from sidelight.lanes.ranking import top_k
+from sidelight.structures import kernels, lexical
+from sidelight.structures.lexical import LexicalIndex
+from sidelight.structures.ranking import top_k
 
 KS = [1, 10, 100, None]
 needs_numba = pytest.mark.skipif(kernels.BACKEND != "numba", reason=kernels.REASON or "numba path off")
@@ -88,7 +88,7 @@ def test_backend_is_visible():
 
 def test_environment_switch_forces_numpy():
     env = {**os.environ, "SIDELIGHT_KERNELS": "numpy"}
-    out = subprocess.run([sys.executable, "-c", "from sidelight.lanes import kernels as k; "
+    out = subprocess.run([sys.executable, "-c", "from sidelight.structures import kernels as k; "
                           "print(k.BACKEND, k.enabled())"], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numpy", "False"]
 
@@ -222,8 +222,8 @@ def njit(*args, **kw):
     return real(*args, **kw)
 numba.njit = njit
 import numpy as np
-from sidelight.lanes import kernels
-from sidelight.lanes.ranking import top_k
+from sidelight.structures import kernels
+from sidelight.structures.ranking import top_k
 assert kernels.enabled(), kernels.REASON
 r = top_k(np.array([0.5, 2.0, 1.0, 2.0]), 2, np.array([3, 2, 1, 0]))
 print(kernels.BACKEND, r.positions.tolist())

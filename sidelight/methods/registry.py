@@ -1,4 +1,7 @@
-"""Named ranking methods. Lanes are never fused silently: every fusion is a method with its own name."""
+"""The method registry: each method is registered once with its default parameters and description.
+
+Lanes are never fused silently: every fusion is a method with its own name. The families that
+register methods are listed in `sidelight.methods` (import `get_method` from there)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..errors import InputError
-from .fusion import rrf_scores
-from .ranking import Ranking, top_k
+from ..structures.ranking import Ranking
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -94,7 +96,6 @@ def check_params(name: str, defaults: dict, params: dict) -> None:
 
 
 def get_method(name: str, /, **params) -> Method:
-    _load_plugins()
     if name not in _REGISTRY:
         raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
     fn, defaults, _ = _REGISTRY[name]
@@ -104,28 +105,4 @@ def get_method(name: str, /, **params) -> Method:
 
 def available_methods() -> dict[str, str]:
     """Method name -> one-line description."""
-    _load_plugins()
     return {n: d for n, (_, _, d) in sorted(_REGISTRY.items())}
-
-
-def _load_plugins() -> None:
-    """Import the modules that register further methods (they import this one, so not at load)."""
-    from . import dense, floor, hybrid  # noqa: F401
-    from ..graph import methods  # noqa: F401
-
-
-@register("bm25", "BM25 over names and text (the lexical lane)")
-def _bm25(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
-    return index.lexical.bm25_top(query, k, index.id_rank)
-
-
-@register("tfidf", "TF-IDF cosine, (1+ln tf)(ln((N+1)/(df+1))+1) (Carrier)")
-def _tfidf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
-    return top_k(index.lexical.tfidf_scores(query), k, index.id_rank)
-
-
-@register("rrf-lexical", "reciprocal rank fusion of BM25 and TF-IDF positive ranks, 1/(60+rank)", k_rrf=60)
-def _rrf_lexical(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
-    parts = [top_k(index.lexical.bm25_scores(query), None, index.id_rank),
-             top_k(index.lexical.tfidf_scores(query), None, index.id_rank)]
-    return top_k(rrf_scores(parts, len(index.ids), params["k_rrf"]), k, index.id_rank)

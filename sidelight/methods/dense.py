@@ -1,0 +1,43 @@
+"""Dense methods: `dense` (exact cosine over all records) and `dense-ann` (HNSW candidates, exact rescoring)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from ..structures.dense import DenseStore
+from ..structures.ranking import Ranking, check_finite, select_top, top_k
+from .registry import register
+
+if TYPE_CHECKING:
+    from ..index import Index
+
+
+def require_dense(index: "Index") -> DenseStore:
+    if index.dense is None:
+        raise InputError("this index has no dense vectors; rebuild it with `sidelight index SOURCE --dense minilm`")
+    return index.dense
+
+
+@register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records")
+def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    return top_k(require_dense(index).scores(query), k, index.id_rank, positive_only=False)
+
+
+@register("dense-ann", "dense via the saved HNSW graph (usearch): max(k, candidates) approximate neighbours "
+          "rescored exactly; scores are exact cosines, ties by id (needs `index --ann`)",
+          candidates=100, expansion_search=None)
+def _dense_ann(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    dense = require_dense(index)
+    graph = dense.ann()  # clear error naming --ann when the index has none
+    q = dense.encode_query(query)
+    count = max(k or 0, int(params["candidates"]))  # k=None: the whole candidate pool, ranked
+    cand = graph.search(q, count, params["expansion_search"])
+    # exact cosines of the pool, accumulated in float64 row by row (einsum, no BLAS blocking), so a
+    # score depends only on the two vectors, not on where the row sits: equal vectors tie exactly
+    # and the id breaks the tie; differs from `dense` (float32 BLAS) by float32 rounding at most
+    vals = np.einsum("ij,j->i", np.asarray(dense.vectors[cand], dtype=np.float64), np.asarray(q, dtype=np.float64))
+    check_finite(vals, "ranking")
+    return select_top(cand, vals, k, index.id_rank)

@@ -1,0 +1,29 @@
+"""Lexical methods: BM25 (the lexical lane), TF-IDF cosine and their reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..structures.fusion import rrf_scores
+from ..structures.ranking import Ranking, top_k
+from .registry import register
+
+if TYPE_CHECKING:
+    from ..index import Index
+
+
+@register("bm25", "BM25 over names and text (the lexical lane)")
+def _bm25(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    return index.lexical.bm25_top(query, k, index.id_rank)
+
+
+@register("tfidf", "TF-IDF cosine, (1+ln tf)(ln((N+1)/(df+1))+1) (Carrier)")
+def _tfidf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    return top_k(index.lexical.tfidf_scores(query), k, index.id_rank)
+
+
+@register("rrf-lexical", "reciprocal rank fusion of BM25 and TF-IDF positive ranks, 1/(60+rank)", k_rrf=60)
+def _rrf_lexical(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    parts = [top_k(index.lexical.bm25_scores(query), None, index.id_rank),
+             top_k(index.lexical.tfidf_scores(query), None, index.id_rank)]
+    return top_k(rrf_scores(parts, len(index.ids), params["k_rrf"]), k, index.id_rank)
