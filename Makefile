@@ -31,6 +31,7 @@ demo: install
 	$(BIN)/python -m sidelight.demo
 
 test: install
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 bench: install
