@@ -12,7 +12,9 @@ FOLDOC index is built in a temporary folder when --index is not given), waits fo
    counting the responses labelled partial (the relation stage skipped or cut).
 
 Every loop is bounded in count and by `--max-seconds`; traffic goes to 127.0.0.1 only. An error
-is any non-2xx response or a failed request (goal: 0). The server keeps its own query log.
+is any non-2xx response or a failed request (goal: 0). The server keeps its own query log. Every
+POST carries the server's page token (`X-Sidelight-Token`, read once from GET /api/token), as the
+lab page does.
 """
 
 from __future__ import annotations
@@ -72,7 +74,13 @@ def start_server(index: Path, port: int) -> subprocess.Popen:
     raise RuntimeError("server did not become ready in 60 s")
 
 
-def run_phase(base: str, n_requests: int, clients: int, pick, max_seconds: float) -> dict:
+def page_token_headers(base: str) -> dict:
+    """The header every POST needs: the server's page token (GET /api/token)."""
+    t = httpx.get(f"{base}/api/token", timeout=10).json()
+    return {t["header"]: t["token"]}
+
+
+def run_phase(base: str, n_requests: int, clients: int, pick, max_seconds: float, headers: dict) -> dict:
     """`clients` threads pull from one counter until `n_requests` were sent or time is up."""
     lock = threading.Lock()
     state = {"next": 0}
@@ -85,7 +93,7 @@ def run_phase(base: str, n_requests: int, clients: int, pick, max_seconds: float
 
     def worker(seed: int) -> None:
         rng = random.Random(seed)
-        with httpx.Client(base_url=base, timeout=30) as client:
+        with httpx.Client(base_url=base, timeout=30, headers=headers) as client:
             while True:
                 with lock:
                     if state["next"] >= n_requests or time.monotonic() > stop_at:
@@ -178,13 +186,14 @@ def main(argv: list[str] | None = None) -> int:
     proc = start_server(index, port)
     base = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(base_url=base, timeout=30) as c:  # warm up: first relation call builds caches
+        headers = page_token_headers(base)
+        with httpx.Client(base_url=base, timeout=30, headers=headers) as c:  # warm up: first relation call builds caches
             for q in QUERIES[:3]:
                 c.post("/api/channels", json={"query": q})
             health = c.get("/health").json()
-        mixed = run_phase(base, args.requests, args.clients, mixed_pick, args.max_seconds)
-        short = run_phase(base, args.short_requests, args.clients, short_pick(args.short_budget), args.max_seconds) \
-            if args.short_requests else None
+        mixed = run_phase(base, args.requests, args.clients, mixed_pick, args.max_seconds, headers)
+        short = run_phase(base, args.short_requests, args.clients, short_pick(args.short_budget), args.max_seconds,
+                          headers) if args.short_requests else None
     finally:
         proc.terminate()
         try:

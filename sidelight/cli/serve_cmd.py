@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import sys
+import os
+import socket
+import sqlite3
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import IndexFormatError, InputError
 from ..index import Index
 from .output import console, print_json, table
 
@@ -20,12 +22,14 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--lab", type=Path, metavar="DIR", help="a lab run dir: its latest report.html is shown on the page")
     p.add_argument("--budget-ms", type=int, default=None, help="default time budget per request (ms)")
+    _access_args(p)
     p.set_defaults(func=run_serve)
 
     m = sub.add_parser("mcp", help="serve the lanes as MCP tools for an LLM client (stdio, or --http PORT)")
     m.add_argument("index", type=Path)
     m.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
     m.add_argument("--host", default="127.0.0.1", help="address for --http (default loopback)")
+    _access_args(m)
     m.set_defaults(func=run_mcp)
 
     lg = sub.add_parser("log", help="print the query log (HTTP, MCP and CLI calls) of an index")
@@ -33,6 +37,51 @@ def register(sub) -> None:
     lg.add_argument("--limit", type=int, default=20)
     lg.add_argument("--json", action="store_true")
     lg.set_defaults(func=run_log)
+
+
+TOKEN_ENV = "SIDELIGHT_TOKEN"
+MIN_TOKEN_CHARS = 16
+
+
+def _access_args(p) -> None:
+    p.add_argument("--token", default=None, help=f"access token required on every HTTP request (Authorization: "
+                   f"Bearer TOKEN); default ${TOKEN_ENV}; required to bind beyond loopback")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="a further name the Host header may give (repeatable; '*' checks no Host)")
+
+
+def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] | None]:
+    """(access token, Host names allowed) for binding `args.host`; no token beyond loopback: InputError (exit 2)."""
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None and (len(token) < MIN_TOKEN_CHARS or not token.isascii() or not token.isprintable()
+                              or " " in token):
+        raise InputError(f"the access token must be at least {MIN_TOKEN_CHARS} printable ASCII characters "
+                         "without spaces")
+    loop = _is_loopback(args.host)
+    if not loop and token is None:
+        raise InputError(f"{what} on {args.host} is reachable beyond loopback and needs an access token: pass "
+                         f"--token TOKEN or set {TOKEN_ENV} (e.g. python -c 'import secrets; "
+                         "print(secrets.token_urlsafe(32))')")
+    if "*" in args.allow_host:
+        return token, None
+    from ..serve.app import LOOPBACK_HOSTS, host_name
+
+    hosts = {*LOOPBACK_HOSTS, *(host_name(h) for h in args.allow_host)}
+    if not loop:
+        bound = args.host.strip("[]")
+        hosts.add(f"[{bound}]" if ":" in bound else bound.lower())
+        if bound in ("0.0.0.0", "::"):  # every interface: this machine's names and addresses
+            hosts |= _machine_names()
+    return token, sorted(hosts)
+
+
+def _machine_names() -> set[str]:
+    names = {socket.gethostname().lower(), socket.getfqdn().lower()}
+    try:
+        names |= set(socket.gethostbyname_ex(socket.gethostname())[2])
+    except OSError:
+        pass
+    return {n for n in names if n}
 
 
 def _is_loopback(host: str) -> bool:
@@ -48,24 +97,27 @@ def _service(args, interface: str):
     from ..serve.budget import DEFAULT_BUDGET_MS
     from ..serve.engine import Service
 
-    index = Index.load(args.index)
-    return Service(index, interface=interface, lab_dir=getattr(args, "lab", None),
-                   default_budget_ms=getattr(args, "budget_ms", None) or DEFAULT_BUDGET_MS)
+    try:
+        index = Index.load(args.index)
+        return Service(index, interface=interface, lab_dir=getattr(args, "lab", None),
+                       default_budget_ms=getattr(args, "budget_ms", None) or DEFAULT_BUDGET_MS)
+    except sqlite3.DatabaseError as exc:
+        raise IndexFormatError(f"{args.index / 'state.sqlite'} is not a usable SQLite database ({exc}); move it "
+                               "aside to start with no traces and an empty query log, or restore it") from None
 
 
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..serve.app import LOOPBACK_HOSTS, create_app
+    from ..serve.app import create_app
 
+    token, hosts = _access(args, "sidelight serve")
     service = _service(args, "http")
-    loop = _is_loopback(args.host)
-    if not loop:
-        print(f"sidelight: warning: binding {args.host}, which is not loopback: the API has no authentication",
-              file=sys.stderr)
-    app = create_app(service, allowed_hosts=LOOPBACK_HOSTS if loop else None)
+    app = create_app(service, allowed_hosts=hosts, access_token=token)
     console.print(f"sidelight serve: {len(service.index.corpus)} records on http://{args.host}:{args.port}/  "
                   f"(API: /openapi.json, readiness: /health)")
+    if token is not None:
+        console.print("access token required: header 'Authorization: Bearer TOKEN'; a browser opens /?token=TOKEN once")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -73,9 +125,8 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     from ..serve.mcp_server import run
 
-    if args.http is not None and not _is_loopback(args.host):
-        print(f"sidelight: warning: MCP over HTTP on {args.host}, which is not loopback", file=sys.stderr)
-    run(_service(args, "mcp"), http_port=args.http, host=args.host)
+    token, hosts = _access(args, "sidelight mcp --http") if args.http is not None else (None, None)
+    run(_service(args, "mcp"), http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
     return 0
 
 

@@ -2,76 +2,249 @@
 
 Every answer is JSON; every refusal is ``{"error": {"status", "code", "message", ...}}`` with a
 4xx status (501 when the index lacks a lane's data, e.g. no serendipity certificate). Bodies above `MAX_BODY_BYTES` are refused
-with 413 before they are read whole. `/openapi.json` describes every route.
+with 413 before they are read whole, bodies nested deeper than `MAX_JSON_DEPTH` with 400. `/openapi.json` describes every route.
+
+Guards. `Guard` (outermost) checks the Host header against the served names (DNS rebinding) and, when the
+server has an access token (required beyond loopback), ``Authorization: Bearer TOKEN`` on every request
+(a browser opens ``/?token=TOKEN`` once and gets it as a cookie). Every POST (they are the calls that
+store traces, feedback, verdicts or log rows) must also come from this origin (`Origin`, when sent,
+names the Host), carry the server's page token (`PAGE_TOKEN_HEADER`; random per server start, embedded
+in the page and given by ``GET /api/token``) and send ``content-type: application/json`` (optionally
+``; charset=utf-8``). GETs write nothing: the GET forms of search and floor store no trace and no log row.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
+import re
+import secrets
 from typing import Any
+from urllib.parse import quote, unquote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.requests import Request, cookie_parser
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__ as VERSION
 from . import budget as B
 from .engine import Service
-from .page import PAGE_HTML
+from .page import PAGE_HTML, TOKEN_PLACEHOLDER
 from .validate import MAX_DIAL, MAX_K, MAX_LIMIT, MAX_QUERY_CHARS, ApiError
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 64
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+PAGE_TOKEN_HEADER = "X-Sidelight-Token"
+ACCESS_COOKIE = "sidelight_token"
 
 
-def _json(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status)
+def _json(data: Any, status: int = 200, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers=headers)
 
 
-def _error(status: int, code: str, message: str, **details) -> JSONResponse:
-    return _json(ApiError(status, code, message, **details).to_dict(), status)
+def _error(status: int, code: str, message: str, headers: dict | None = None, **details) -> JSONResponse:
+    return _json(ApiError(status, code, message, **details).to_dict(), status, headers)
+
+
+# ---- guards ----------------------------------------------------------------------------------------------
+
+def host_name(host: str) -> str:
+    """The name of a Host header without its port, lower-cased (``[::1]:8000`` -> ``[::1]``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[:host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _same_token(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode("utf-8"))
+
+
+class Guard:
+    """ASGI guard of every request: the Host header (`allowed_hosts`; None checks nothing) and the access
+    token (`access_token`; None: no token needed). Missing token: 401; wrong token: 403; bad Host: 400.
+
+    With `cookie_login`, a browser opening ``/?token=TOKEN`` is redirected to ``/`` with the token as an
+    HttpOnly, SameSite=Strict cookie, which then counts like the header.
+    """
+
+    def __init__(self, app: ASGIApp, allowed_hosts: list[str] | None = None, access_token: str | None = None,
+                 cookie_login: bool = False) -> None:
+        self.app = app
+        self.allowed_hosts = None if allowed_hosts is None or "*" in allowed_hosts else \
+            {h.lower() for h in allowed_hosts}
+        self.access_token = access_token or None
+        self.cookie_login = cookie_login
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no websocket route here
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        refusal = self.refusal(scope)
+        await (refusal or self.app)(scope, receive, send)
+
+    def refusal(self, scope: Scope) -> Response | None:
+        """The response refusing this request, or None to let it through."""
+        headers = Headers(scope=scope)
+        if self.allowed_hosts is not None:
+            host = host_name(headers.get("host", ""))
+            if host not in self.allowed_hosts:
+                return _error(400, "bad_host", f"Host {host!r} is not a name of this server (allowed: "
+                              f"{', '.join(sorted(self.allowed_hosts))}; see --allow-host)")
+        if self.access_token is None:
+            return None
+        if self.cookie_login and scope.get("path") == "/":
+            login = QueryParams(scope.get("query_string", b"").decode("latin-1")).get("token")
+            if login is not None:
+                if not _same_token(login, self.access_token):
+                    return _error(403, "bad_token", "the token in the address is not this server's access token")
+                r = RedirectResponse("/", status_code=303)
+                r.set_cookie(ACCESS_COOKIE, quote(self.access_token, safe=""), httponly=True, samesite="strict",
+                             path="/")
+                return r
+        scheme, _, cred = headers.get("authorization", "").partition(" ")
+        given = cred.strip() if scheme.lower() == "bearer" and cred.strip() else None
+        if given is None and self.cookie_login:
+            given = unquote(cookie_parser(headers.get("cookie", "")).get(ACCESS_COOKIE, "")) or None
+        if given is None:
+            return _error(401, "missing_token", "this server needs its access token: send the header "
+                          "'Authorization: Bearer TOKEN' (a browser: open /?token=TOKEN once)",
+                          headers={"www-authenticate": 'Bearer realm="sidelight"'})
+        if not _same_token(given, self.access_token):
+            return _error(403, "bad_token", "wrong access token", headers={"www-authenticate": 'Bearer error="invalid_token"'})
+        return None
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    host = host.strip().lower()
+    origin = origin.strip().lower().rstrip("/")
+    hosts = {host, host.removesuffix(":80"), host.removesuffix(":443")}
+    return origin in {f"{s}://{h}" for s in ("http", "https") for h in hosts}
+
+
+def _json_media_type(ctype: str | None) -> bool:
+    """application/json, with at most a charset=utf-8 parameter."""
+    media, *params = (ctype or "").split(";")
+    if media.strip().lower() != "application/json":
+        return False
+    for p in params:
+        key, _, value = p.partition("=")
+        if p.strip() and (key.strip().lower() != "charset" or value.strip().strip('"').lower() != "utf-8"):
+            return False
+    return True
+
+
+def _check_post(request: Request) -> None:
+    """The CSRF checks of a POST: its Origin (when sent) is this server, the page token, a JSON content type."""
+    origin = request.headers.get("origin")
+    if origin is not None and not _same_origin(origin, request.headers.get("host", "")):
+        raise ApiError(403, "bad_origin", f"cross-origin request refused: Origin {origin!r} is not this server")
+    given = request.headers.get(PAGE_TOKEN_HEADER)
+    if given is None or not _same_token(given, request.app.state.page_token):
+        raise ApiError(403, "bad_page_token", f"every POST needs the header {PAGE_TOKEN_HEADER}: the token of this "
+                       "server's page (GET /api/token gives it)", header=PAGE_TOKEN_HEADER)
+    ctype = request.headers.get("content-type")
+    if not _json_media_type(ctype):
+        raise ApiError(415, "unsupported_media_type", "send a JSON body with content-type application/json "
+                       f"(optionally ; charset=utf-8), got {ctype!r}")
+
+
+class _Depth:
+    """Nesting depth of JSON text fed in chunks: brackets outside strings, so deep bodies are refused unparsed."""
+
+    SIGNIFICANT = re.compile(rb'[\[\]{}"\\]')
+
+    def __init__(self) -> None:
+        self.depth, self.in_string, self.escaped = 0, False, False
+
+    def feed(self, chunk: bytes, limit: int) -> bool:
+        """True once the depth went over `limit`."""
+        skip = 0 if self.escaped else -1  # the byte after a backslash is part of the escape
+        self.escaped = False
+        for m in self.SIGNIFICANT.finditer(chunk):
+            i = m.start()
+            if i == skip:
+                continue
+            c = chunk[i]
+            if self.in_string:
+                if c == 0x5C:
+                    skip = i + 1
+                    self.escaped = skip == len(chunk)
+                elif c == 0x22:
+                    self.in_string = False
+            elif c == 0x22:
+                self.in_string = True
+            elif c in (0x5B, 0x7B):
+                self.depth += 1
+                if self.depth > limit:
+                    return True
+            elif c in (0x5D, 0x7D):
+                self.depth -= 1
+        return False
+
+
+def _deep(limit: int) -> ApiError:
+    return ApiError(400, "too_deep", f"JSON body nested deeper than {limit} levels", max_depth=limit)
 
 
 async def _body(request: Request) -> dict:
-    """The JSON object body, refusing oversized (413) or malformed (400) bodies."""
+    """The JSON object body of a POST, after `_check_post`, refusing oversized (413), deep or malformed (400) bodies."""
+    _check_post(request)
     declared = request.headers.get("content-length")
+    too_large = False
     if declared is not None:
         try:
-            if int(declared) > MAX_BODY_BYTES:
-                raise ApiError(413, "body_too_large", f"request body of {declared} bytes; at most {MAX_BODY_BYTES}",
-                               max_bytes=MAX_BODY_BYTES)
+            too_large = int(declared) > MAX_BODY_BYTES
         except ValueError:
             raise ApiError(400, "bad_content_length", "content-length is not a number") from None
-    chunks, size = [], 0
+    chunks, size, depth = [], 0, _Depth()
     async for chunk in request.stream():
+        if depth.feed(chunk, MAX_JSON_DEPTH):
+            raise _deep(MAX_JSON_DEPTH)
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ApiError(413, "body_too_large", f"request body over {MAX_BODY_BYTES} bytes", max_bytes=MAX_BODY_BYTES)
+        if too_large or size > MAX_BODY_BYTES:
+            what = f"request body of {declared} bytes" if too_large else f"request body over {MAX_BODY_BYTES} bytes"
+            raise ApiError(413, "body_too_large", f"{what}; at most {MAX_BODY_BYTES}", max_bytes=MAX_BODY_BYTES)
         chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        return {}
-    ctype = request.headers.get("content-type", "")
-    if ctype and "json" not in ctype:
-        raise ApiError(415, "unsupported_media_type", f"send a JSON body (content-type application/json), got {ctype!r}")
+    if too_large:  # declared but never sent
+        raise ApiError(413, "body_too_large", f"request body of {declared} bytes; at most {MAX_BODY_BYTES}",
+                       max_bytes=MAX_BODY_BYTES)
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "bad_json", f"body is not UTF-8 ({exc})") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise _deep(MAX_JSON_DEPTH) from None
+    except ValueError as exc:
         raise ApiError(400, "bad_json", f"body is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ApiError(400, "bad_json", "body must be a JSON object")
+    if "\\u" in text:
+        try:  # a lone surrogate escape ("\ud800") makes a string that can be neither stored nor answered
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ApiError(400, "bad_json", "body has a lone UTF-16 surrogate escape (\\ud800-\\udfff)") from None
     return data
 
 
 async def _args(request: Request) -> dict:
     """GET: query parameters (q is an alias of query). POST: the JSON body."""
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):
         args = dict(request.query_params)
         if "q" in args and "query" not in args:
             args["query"] = args.pop("q")
@@ -86,11 +259,21 @@ def _only(args: dict, allowed: set[str]) -> dict:
     return args
 
 
-def create_app(service: Service, allowed_hosts: list[str] | None = None) -> Starlette:
-    """The ASGI app over one `Service`. `allowed_hosts`: Host header check (DNS rebinding guard)."""
+def create_app(service: Service, allowed_hosts: list[str] | None = None, access_token: str | None = None,
+               page_token: str | None = None) -> Starlette:
+    """The ASGI app over one `Service`.
+
+    `allowed_hosts`: Host header check (DNS rebinding guard; None: no check). `access_token`: required on every
+    request (``Authorization: Bearer``). `page_token`: the token every POST must carry (default: random).
+    """
+    page_token = page_token or secrets.token_urlsafe(32)
+    page_html = PAGE_HTML.replace(TOKEN_PLACEHOLDER, page_token)
 
     async def page(request: Request) -> Response:
-        return HTMLResponse(PAGE_HTML, headers={"cache-control": "no-store"})
+        return HTMLResponse(page_html, headers={"cache-control": "no-store", "x-frame-options": "DENY"})
+
+    async def token(request: Request) -> Response:
+        return _json({"header": PAGE_TOKEN_HEADER, "token": page_token}, headers={"cache-control": "no-store"})
 
     async def health(request: Request) -> Response:
         return _json(await run_in_threadpool(service.health))
@@ -103,16 +286,13 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None) -> Star
 
     async def search(request: Request) -> Response:
         a = _only(await _args(request), {"query", "method", "k", "budget_ms"})
-        return _json(await run_in_threadpool(service.search, a.get("query"), a.get("method") or "bm25", a.get("k"),
-                                             a.get("budget_ms")))
+        return _json(await run_in_threadpool(lambda: service.search(
+            a.get("query"), a.get("method") or "bm25", a.get("k"), a.get("budget_ms"), log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "limit", "budget_ms", "dense"})
-        dense = a.get("dense")
-        if isinstance(dense, str):
-            dense = dense.lower() not in ("0", "false", "no")
+        a = _only(await _body(request), {"query", "limit", "budget_ms", "dense"})
         return _json(await run_in_threadpool(service.channels, a.get("query"), a.get("limit"), a.get("budget_ms"),
-                                             dense))
+                                             a.get("dense")))
 
     async def feedback(request: Request) -> Response:
         a = _only(await _body(request), {"trace_id", "node_id"})
@@ -127,10 +307,11 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None) -> Star
 
     async def floor(request: Request) -> Response:
         a = _only(await _args(request), {"query", "n", "budget_ms"})
-        return _json(await run_in_threadpool(service.floor, a.get("query"), a.get("n"), a.get("budget_ms")))
+        return _json(await run_in_threadpool(lambda: service.floor(a.get("query"), a.get("n"), a.get("budget_ms"),
+                                                                   log=request.method == "POST")))
 
     async def connections(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "dial", "budget_ms", "session_id"})
+        a = _only(await _body(request), {"query", "dial", "budget_ms", "session_id"})
         return _json(await run_in_threadpool(service.connections, a.get("query"), a.get("dial"), a.get("budget_ms"),
                                              a.get("session_id")))
 
@@ -180,14 +361,15 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None) -> Star
         Route("/", page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/api/token", token, methods=["GET"]),
         Route("/api/methods", methods, methods=["GET"]),
         Route("/api/search", search, methods=GP),
-        Route("/api/channels", channels, methods=GP),
+        Route("/api/channels", channels, methods=["POST"]),
         Route("/api/feedback", feedback, methods=["POST"]),
         Route("/api/traces/{trace_id}", trace, methods=["GET"]),
         Route("/api/edges", edges, methods=["POST"]),
         Route("/api/floor", floor, methods=GP),
-        Route("/api/connections", connections, methods=GP),
+        Route("/api/connections", connections, methods=["POST"]),
         Route("/api/reveal", reveal, methods=["POST"]),
         Route("/api/verdicts", verdicts, methods=["POST"]),
         Route("/api/stats", stats, methods=["GET"]),
@@ -195,11 +377,12 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None) -> Star
         Route("/lab/report", report_html, methods=["GET"]),
         Route("/api/log", log, methods=["GET"]),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
+    middleware = [Middleware(Guard, allowed_hosts=allowed_hosts, access_token=access_token, cookie_login=True)]
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={ApiError: on_api_error, HTTPException: on_http_error, Exception: on_crash},
                     lifespan=lifespan)
     app.state.service = service
+    app.state.page_token = page_token
     return app
 
 
@@ -221,8 +404,11 @@ def _op(summary: str, ok: str, errors: tuple[int, ...] = (400,), body: str | Non
     op: dict = {"summary": summary, "responses": {"200": _ok(ok), **{str(s): _ERR for s in errors}}}
     if desc:
         op["description"] = desc
-    if body:
+    if body:  # a POST: the CSRF checks of `_check_post`
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(body)}}}
+        params = [*(params or []), {"name": PAGE_TOKEN_HEADER, "in": "header", "required": True,
+                                    "schema": {"type": "string"}, "description": "the page token (GET /api/token)"}]
+        op["responses"].update({"403": _ERR, "415": _ERR})
     if params:
         op["parameters"] = params
     return op
@@ -245,33 +431,36 @@ LABELS = {"budget_ms": {"type": "integer"}, "elapsed_ms": {"type": "number"},
 def openapi_document() -> dict:
     gp_search = [_q("q", QUERY, True, "query"), _q("method", {"type": "string", "default": "bm25"}),
                  _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}), _q("budget_ms", BUDGET)]
-    gp_channels = [_q("q", QUERY, True, "query"),
-                   _q("limit", {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10}),
-                   _q("budget_ms", BUDGET), _q("dense", {"type": "boolean"}, desc="false leaves the dense lane out")]
+    gp_floor = [_q("q", QUERY, True, "query"), _q("n", {"type": "integer", "minimum": 1, "maximum": MAX_K}),
+                _q("budget_ms", BUDGET)]
+    read_only = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
     paths = {
         "/health": {"get": _op("Readiness: index loaded, dense model state, certificate status, features", "Health", ())},
         "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         "/": {"get": {"summary": "The lab page (self-contained HTML)", "responses": {"200": {"description": "HTML"}}}},
+        "/api/token": {"get": _op(f"The page token every POST sends as {PAGE_TOKEN_HEADER}", "PageToken", ())},
         "/api/methods": {"get": _op("Ranking methods by name", "Methods", ())},
         "/api/search": {
-            "get": _op("Top-k hits of one named method", "SearchResult", (400, 422), params=gp_search),
+            "get": _op("Top-k hits of one named method", "SearchResult", (400, 422), params=gp_search,
+                       desc=read_only),
             "post": _op("Top-k hits of one named method", "SearchResult", (400, 413, 422), body="SearchRequest",
                         desc="A dense method falls back to BM25 (fallback 'lexical-only') while the model loads, "
                              "and to BM25 with partial=true when it does not finish within the budget.")},
         "/api/channels": {
-            "get": _op("Independent lanes (lexical, dense, relation), each with its own trace id", "ChannelsResult",
-                       params=gp_channels),
             "post": _op("Independent lanes (lexical, dense, relation), each with its own trace id", "ChannelsResult",
                         (400, 413), body="ChannelsRequest",
-                        desc="Never fused: no cross-lane score. While the dense model loads, the answer has lexical "
-                             "and relation lanes only and says fallback 'lexical-only'.")},
+                        desc="Never fused: no cross-lane score. Stores one trace per lane (POST only). While the "
+                             "dense model loads, the answer has lexical and relation lanes only and says fallback "
+                             "'lexical-only'.")},
         "/api/feedback": {"post": _op("Record that a hit of a trace was used (relation: strengthens its credited path)",
                                       "FeedbackResult", (400, 404, 413, 422), body="FeedbackRequest")},
         "/api/traces/{trace_id}": {"get": _op("A stored trace", "Trace", (400, 404), params=[
             {"name": "trace_id", "in": "path", "required": True, "schema": TRACE}])},
         "/api/edges": {"post": _op("Current weights of edges (base, learned delta, effective)", "EdgeWeights",
                                    (400, 413), body="EdgesRequest")},
-        "/api/floor": {"post": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422),
+        "/api/floor": {"get": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422),
+                                  params=gp_floor, desc=read_only),
+                       "post": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422),
                                    body="FloorRequest")},
         "/api/connections": {"post": _op("Connections with a dial (serendipity lane): floor + seated passages mixed "
                                          "in blind; the panel is withheld until /api/reveal", "Labelled",
@@ -303,6 +492,8 @@ def openapi_document() -> dict:
             "index": {"type": "object"}, "dense": {"type": "object"}, "certificate": {"type": "object"},
             "features": {"type": "object"}}},
         "Methods": {"type": "object", "properties": {"methods": {"type": "object"}}},
+        "PageToken": {"type": "object", "properties": {"header": {"const": PAGE_TOKEN_HEADER},
+                                                       "token": {"type": "string"}}},
         "SearchRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
             "query": QUERY, "method": {"type": "string", "default": "bm25"},
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}, "budget_ms": BUDGET}},
@@ -311,7 +502,9 @@ def openapi_document() -> dict:
             "k": {"type": "integer"}, "hits": {"type": "array", "items": {"type": "object"}}, **LABELS}},
         "ChannelsRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
             "query": QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
-            "budget_ms": BUDGET, "dense": {"type": "boolean"}}},
+            "budget_ms": BUDGET, "dense": {"type": "boolean", "default": True,
+                                           "description": "false leaves the dense lane out (true/false; "
+                                                          "the strings true/false, 1/0, yes/no also do)"}}},
         "ChannelsResult": {"type": "object", "properties": {
             "query": {"type": "string"}, "lexical": lane, "dense": lane, "relation": {"oneOf": [lane, {"type": "null"}]},
             "agreement_node_ids": {"type": "array", "items": {"type": "string"}},
@@ -349,5 +542,12 @@ def openapi_document() -> dict:
             "info": {"title": "sidelight", "version": VERSION,
                      "description": "Retrieval in separate lanes (never fused), feedback by trace id, time budgets "
                                     "with labelled fallbacks. Request bodies are limited to "
-                                    f"{MAX_BODY_BYTES} bytes (413 above)."},
-            "paths": paths, "components": {"schemas": schemas}}
+                                    f"{MAX_BODY_BYTES} bytes (413 above) and {MAX_JSON_DEPTH} levels of nesting. "
+                                    f"Every POST needs the header {PAGE_TOKEN_HEADER} (GET /api/token), "
+                                    "content-type application/json and, when it sends Origin, this server's origin. "
+                                    "A server bound beyond loopback needs its access token on every request "
+                                    "(Authorization: Bearer TOKEN)."},
+            "paths": paths, "components": {"schemas": schemas, "securitySchemes": {
+                "accessToken": {"type": "http", "scheme": "bearer",
+                                "description": "required when the server was started with --token / SIDELIGHT_TOKEN"},
+                "pageToken": {"type": "apiKey", "in": "header", "name": PAGE_TOKEN_HEADER}}}}

@@ -29,8 +29,8 @@ from .connections import VERDICTS, SerendipityLane
 from .dense_model import DenseModel
 from .labview import corpus_stats, latest_report, report_info
 from .querylog import QueryLog
-from .validate import (MAX_DIAL, MAX_EDGES, MAX_K, MAX_LIMIT, ApiError, check_int, check_node_id, check_query,
-                       check_sha256, check_trace_id, check_verdict)
+from .validate import (MAX_DIAL, MAX_EDGES, MAX_K, MAX_LIMIT, ApiError, check_bool, check_int, check_node_id,
+                       check_query, check_sha256, check_trace_id, check_verdict)
 
 # Methods that encode the query with the dense model (they wait for it, so they fall back while it loads).
 DENSE_METHODS = frozenset({"dense", "dense-prf", "rrf", "hybrid-linear", "best", "learned", "dense+ppr", "floor"})
@@ -103,6 +103,16 @@ class Service:
         except Exception:  # the log must never take an answer down with it
             pass
 
+    @staticmethod
+    def _quiet(operation: str, query: Any, fn: Callable[[], dict]) -> dict:
+        """`_logged` without the log row: the same answer and refusals, nothing written."""
+        try:
+            out = fn()
+        except SidelightError as exc:
+            raise ApiError(400, "bad_input", str(exc)) from exc
+        out.pop("_log_lanes", None)
+        return out
+
     def _budget(self, budget_ms: Any) -> B.Budget:
         return B.Budget(check_int(budget_ms, "budget_ms", B.MIN_BUDGET_MS, B.MAX_BUDGET_MS, self.default_budget_ms))
 
@@ -137,8 +147,11 @@ class Service:
     def methods(self) -> dict:
         return available_methods()
 
-    def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None) -> dict:
-        return self._logged("search", query, lambda: self._search(query, method, k, budget_ms))
+    def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None, *,
+               log: bool = True) -> dict:
+        """`log=False` (the read-only HTTP GET form) writes no query-log row; a method search stores no trace."""
+        return (self._logged if log else self._quiet)("search", query,
+                                                      lambda: self._search(query, method, k, budget_ms))
 
     def _search(self, query, method, k, budget_ms) -> dict:
         q = check_query(query)
@@ -179,13 +192,13 @@ class Service:
     def _channels(self, query, limit, budget_ms, dense) -> dict:
         q = check_query(query)
         limit = check_int(limit, "limit", 1, MAX_LIMIT, 10)
+        want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
         b = self._budget(budget_ms)
         idx = self.index
         lexical = b.timed("lexical", lambda: lexical_lane(idx, q, limit))
         dense_res: LaneResult | None = None
         cos = None
         missing = []
-        want_dense = dense is not False and dense != "false"
         if not want_dense:
             b.skip("dense", "left out by the caller")
         elif idx.dense is None:
@@ -295,8 +308,9 @@ class Service:
         return {"edges": out}
 
     # -- the floor and the serendipity lane ---------------------------------------------------------
-    def floor(self, query: Any, n: Any = None, budget_ms: Any = None) -> dict:
-        return self._logged("floor", query, lambda: self._floor(query, n, budget_ms))
+    def floor(self, query: Any, n: Any = None, budget_ms: Any = None, *, log: bool = True) -> dict:
+        """`log=False` (the read-only HTTP GET form) writes no query-log row; the floor stores no trace."""
+        return (self._logged if log else self._quiet)("floor", query, lambda: self._floor(query, n, budget_ms))
 
     def _floor(self, query, n, budget_ms) -> dict:
         q = check_query(query)

@@ -1,18 +1,25 @@
 """`sidelight mcp INDEX`: the lanes as MCP tools for an LLM client (official `mcp` SDK, `MCPServer`).
 
-Transports: stdio (default) or streamable HTTP (`--http PORT`, loopback, path `/mcp`). The tools
-call the same `Service` as the HTTP API, so budgets, fallback labels, traces and the query log
-(interface "mcp") are shared. Refusals come back as tool errors whose text starts with the same
-stable code the HTTP API uses (e.g. ``unknown_trace: ...``).
+Transports: stdio (default) or streamable HTTP (`--http PORT`, path `/mcp`), behind the HTTP API's
+`Guard`: the Host header is checked, and with an access token (required beyond loopback) every request
+needs ``Authorization: Bearer TOKEN``. The tools call the same `Service` as the HTTP API, so budgets,
+fallback labels, traces and the query log (interface "mcp") are shared. Refusals come back as tool
+errors whose text starts with the same stable code the HTTP API uses (e.g. ``unknown_trace: ...``);
+unknown arguments (``unknown_argument``) and arguments of the wrong type (``bad_<name>`` /
+``missing_<name>``, e.g. ``dense: "maybe"``) are refused before the tool runs.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Strict
 
 from .engine import Service
 from .validate import ApiError
+
+StrictBool = Annotated[bool, Strict()]  # JSON true / false only: "maybe", "yes", 1 are refused by name
 
 INSTRUCTIONS = (
     "sidelight retrieves records from one index in separate lanes that are never fused. Call search_channels "
@@ -34,7 +41,8 @@ SEARCH_CHANNELS = (
     "agreement_node_ids lists ids found in more than one lane (not a combined score). Being retrieved does not "
     "mean selected, validated or used. If you use a record, call record_success(trace_id of THAT lane, node_id) "
     "and report the trace id and node id you used. fallback ('lexical-only': dense stage skipped, e.g. model still "
-    "loading) and partial (time budget ran out) label a reduced answer; stages lists what ran.")
+    "loading) and partial (time budget ran out) label a reduced answer; stages lists what ran. dense=false "
+    "(a boolean) leaves the dense lane out.")
 
 RECORD_SUCCESS = (
     "Report that you actually used a record: pass the trace_id of the lane that returned it and its node_id (the "
@@ -60,12 +68,42 @@ REVEAL = (
     "and the SHA-256 (64 hex digits) of your finished answer, so later changes to the answer can be detected.")
 
 
+def _explain(exc) -> str:
+    """A pydantic `ValidationError` of tool arguments as ``bad_<name>: ...`` (``missing_<name>``), naming each."""
+    parts, code = [], "bad_arguments"
+    for i, e in enumerate(exc.errors()):
+        field = ".".join(str(p) for p in e["loc"]) or "arguments"
+        if i == 0:
+            code = f"{'missing' if e['type'] == 'missing' else 'bad'}_{e['loc'][0] if e['loc'] else 'arguments'}"
+        got = "" if e["type"] == "missing" else f", got {repr(e.get('input'))[:80]}"
+        parts.append(f"{field}: {e['msg']}{got}")
+    return f"{code}: " + "; ".join(parts)
+
+
 def build_server(service: Service, name: str = "sidelight"):
     """An `MCPServer` exposing `service` (tools + the `sidelight://readiness` resource)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
 
-    server = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+            """Refuse unknown arguments (the SDK would ignore them) and explain ill-typed ones by name."""
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                allowed = set(tool.parameters.get("properties", {}))
+                unknown = sorted(set(arguments or {}) - allowed)
+                if unknown:
+                    raise ToolError(f"unknown_argument: {name} has no argument {unknown[0]!r}; allowed: "
+                                    f"{', '.join(sorted(allowed))}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(_explain(exc.__cause__)) from exc.__cause__
+                raise
+
+    server = Server(name, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def call(fn, *args) -> dict:
         try:
@@ -76,8 +114,8 @@ def build_server(service: Service, name: str = "sidelight"):
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
     @server.tool(name="search_channels", description=SEARCH_CHANNELS)
-    def search_channels(query: str, limit: int = 10) -> dict[str, Any]:
-        return call(service.channels, query, limit)
+    def search_channels(query: str, limit: int = 10, dense: StrictBool = True) -> dict[str, Any]:
+        return call(service.channels, query, limit, None, dense)
 
     @server.tool(name="record_success", description=RECORD_SUCCESS)
     def record_success(trace_id: str, node_id: str) -> dict[str, Any]:
@@ -106,11 +144,31 @@ def build_server(service: Service, name: str = "sidelight"):
     return server
 
 
-def run(service: Service, http_port: int | None = None, host: str = "127.0.0.1") -> None:
-    """Serve over stdio, or streamable HTTP on `host:http_port` (path /mcp)."""
+def http_app(service: Service, host: str = "127.0.0.1", allowed_hosts: list[str] | None = None,
+             access_token: str | None = None):
+    """The streamable-HTTP MCP app (path /mcp) behind `Guard`: Host check and, when set, the access token."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .app import Guard
+
+    if allowed_hosts is None or "*" in allowed_hosts:  # --allow-host '*': no Host check at all
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    else:  # the SDK's own Host / Origin check, over the same names as `Guard` (any port)
+        security = TransportSecuritySettings(
+            allowed_hosts=[p for h in allowed_hosts for p in (h, f"{h}:*")],
+            allowed_origins=[p for h in allowed_hosts for s in ("http", "https") for p in (f"{s}://{h}", f"{s}://{h}:*")])
+    app = build_server(service).streamable_http_app(host=host, transport_security=security)
+    return Guard(app, allowed_hosts=allowed_hosts, access_token=access_token)
+
+
+def run(service: Service, http_port: int | None = None, host: str = "127.0.0.1",
+        allowed_hosts: list[str] | None = None, access_token: str | None = None) -> None:
+    """Serve over stdio, or streamable HTTP on `host:http_port` (path /mcp; see `http_app`)."""
     service.start()
-    server = build_server(service)
     if http_port is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=int(http_port))
+        build_server(service).run("stdio")
+        return
+    import uvicorn
+
+    uvicorn.run(http_app(service, host, allowed_hosts, access_token), host=host, port=int(http_port),
+                log_level="warning")

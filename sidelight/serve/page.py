@@ -1,13 +1,18 @@
 """The lab page served at `/`: one self-contained HTML document (inline CSS and JS, no CDN, works offline).
 
-Kept as a Python string so it ships inside the package with no package-data entry.
+Kept as a Python string so it ships inside the package with no package-data entry. `create_app` puts the
+server's page token in place of `TOKEN_PLACEHOLDER` (a meta tag); the page sends it back as the
+``X-Sidelight-Token`` header of every POST (the calls that store traces and feedback).
 """
+
+TOKEN_PLACEHOLDER = "__SIDELIGHT_PAGE_TOKEN__"
 
 PAGE_HTML = r"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="sidelight-token" content="__SIDELIGHT_PAGE_TOKEN__">
 <title>sidelight lab</title>
 <style>
 :root{--fg:#1a202c;--muted:#5a6678;--line:#d5dbe3;--bg:#f7f9fb;--card:#fff;--acc:#2b6cb0;--ok:#2f855a;--warn:#b7791f;--bad:#c53030}
@@ -100,8 +105,11 @@ const esc = s => String(s ?? "").replace(/[&<>"']/g, c => ({"&":"&amp;","<":"&lt
 const fmt = x => (typeof x === "number") ? (Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(4)) : esc(x);
 let state = {result: null, sel: -1, features: {}, edgesBefore: null};
 
+const TOKEN = $('meta[name="sidelight-token"]').content;
+
 async function api(path, body) {
-  const opt = body === undefined ? {} : {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)};
+  // GET reads; every POST (stores traces, feedback, verdicts) carries the page token and a JSON body
+  const opt = body === undefined ? {} : {method: "POST", headers: {"content-type": "application/json", "x-sidelight-token": TOKEN}, body: JSON.stringify(body)};
   const r = await fetch(path, opt);
   const data = await r.json().catch(() => ({error: {message: "HTTP " + r.status}}));
   if (!r.ok) { const e = new Error((data.error && data.error.message) || ("HTTP " + r.status)); e.status = r.status; e.data = data; throw e; }
@@ -325,8 +333,9 @@ document.addEventListener("DOMContentLoaded", () => {
     else if (ev.key === "f" && state.sel >= 0) credit($$("#lanes .hit")[state.sel]);
   });
   health();
-  const q = new URLSearchParams(location.search).get("q");
-  if (q) { $("#q").value = q; search(); } else $("#q").focus();
+  const q = new URLSearchParams(location.search).get("q");  // prefilled only: opening a link stores nothing
+  if (q) $("#q").value = q;
+  $("#q").focus();
 });
 </script>
 </body>

@@ -19,6 +19,8 @@ MAX_WHO_CHARS = 200
 MAX_NOTE_CHARS = 2_000
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+TRUE_WORDS = ("true", "1", "yes")  # string spellings of a boolean the HTTP API accepts (MCP takes JSON booleans only)
+FALSE_WORDS = ("false", "0", "no")
 
 
 class ApiError(Exception):
@@ -65,6 +67,18 @@ def check_int(value: Any, name: str, lo: int, hi: int, default: int | None = Non
         raise ApiError(400, f"{name}_out_of_range", f"{name} must be between {lo} and {hi}, got {value}",
                        min=lo, max=hi)
     return value
+
+
+def check_bool(value: Any, name: str, default: bool) -> bool:
+    """A boolean: true / false, or one of the spellings true/false, 1/0, yes/no as a string; `default` when absent."""
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    raise ApiError(400, f"bad_{name}", f"{name} must be a boolean (true or false; as a string also "
+                   f"{'/'.join(TRUE_WORDS)} or {'/'.join(FALSE_WORDS)}), got {value!r}")
 
 
 def check_trace_id(value: Any) -> str:

@@ -37,12 +37,15 @@ class FakeDense:
         self.spec = "fake"
         self.delay_s = delay_s
 
+    def encode_query(self, query: str) -> np.ndarray:
+        q = np.random.default_rng(abs(hash(query)) % 2**32).normal(size=self.vectors.shape[1])
+        return q / np.linalg.norm(q)
+
     def scores(self, query: str) -> np.ndarray:
         import time
 
         time.sleep(self.delay_s)
-        q = np.random.default_rng(abs(hash(query)) % 2**32).normal(size=self.vectors.shape[1])
-        return self.vectors @ (q / np.linalg.norm(q))
+        return self.vectors @ self.encode_query(query)
 
 
 def hand_index(delay_s: float = 0.0) -> Index:
@@ -77,3 +80,13 @@ def foldoc_copy(foldoc_dir, tmp_path_factory):
     dst = tmp_path_factory.mktemp("foldoc-copy") / "foldoc"
     shutil.copytree(foldoc_dir, dst)
     return dst
+
+
+def api_client(app, **kwargs):
+    """A TestClient that sends the app's page token on every request (as the served page does on its POSTs)."""
+    from starlette.testclient import TestClient
+
+    from sidelight.serve.app import PAGE_TOKEN_HEADER
+
+    headers = {PAGE_TOKEN_HEADER: app.state.page_token, **kwargs.pop("headers", {})}
+    return TestClient(app, headers=headers, **kwargs)

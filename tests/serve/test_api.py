@@ -11,7 +11,7 @@ from sidelight.index import Index
 from sidelight.serve.app import MAX_BODY_BYTES, create_app
 from sidelight.serve.engine import Service
 
-from .conftest import hand_index
+from .conftest import api_client, hand_index
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def service(foldoc_copy):
 
 @pytest.fixture(scope="module")
 def client(service):
-    with TestClient(create_app(service)) as c:
+    with api_client(create_app(service)) as c:
         yield c
 
 
@@ -92,7 +92,7 @@ def test_channels_bad_requests(client, body, code):
     ("/api/search?q=lisp&k=101", "k_out_of_range"),
     ("/api/search?q=&k=5", "empty_query"),
     ("/api/search?q=lisp&method=nope", "unknown_method"),
-    ("/api/channels?q=lisp&limit=-1", "limit_out_of_range"),
+    ("/api/floor?q=lisp&n=0", "n_out_of_range"),
 ])
 def test_search_bad_requests(client, url, code):
     err(client.get(url), 400, code)
@@ -175,7 +175,7 @@ def test_floor_without_vectors(client, service):
 # ---- lanes, budgets and feedback ---------------------------------------------------------------------
 
 def test_channels_envelope(client):
-    r = client.get("/api/channels", params={"q": "garbage collection", "limit": 5})
+    r = client.post("/api/channels", json={"query": "garbage collection", "limit": 5})
     assert r.status_code == 200
     d = r.json()
     assert d["lexical"]["channel"] == "lexical" and len(d["lexical"]["hits"]) == 5
@@ -287,7 +287,7 @@ def test_host_header_guard(service):
 
 def test_dense_not_ready_is_labelled_lexical_only(gated_loader):
     svc = Service(hand_index(), dense_loader=gated_loader)
-    with TestClient(create_app(svc)) as c:  # lifespan starts the background load
+    with api_client(create_app(svc)) as c:  # lifespan starts the background load
         h = c.get("/health").json()
         assert h["status"] == "starting" and h["dense"]["model_state"] == "loading"
         d = c.post("/api/channels", json={"query": "alpha"}).json()
@@ -315,7 +315,7 @@ def test_dense_failed_to_load_is_labelled():
 
     svc = Service(hand_index(), dense_loader=boom).start()
     svc.wait_dense(5)
-    with TestClient(create_app(svc)) as c:
+    with api_client(create_app(svc)) as c:
         h = c.get("/health").json()
         assert h["status"] == "degraded" and "no model here" in h["dense"]["error"]
         d = c.post("/api/channels", json={"query": "alpha"}).json()
@@ -326,7 +326,7 @@ def test_dense_failed_to_load_is_labelled():
 def test_dense_too_slow_is_cut():
     svc = Service(hand_index(delay_s=1.0), dense_loader=lambda: None).start()
     assert svc.wait_dense(5)
-    with TestClient(create_app(svc)) as c:
+    with api_client(create_app(svc)) as c:
         t = time.perf_counter()
         d = c.post("/api/channels", json={"query": "alpha", "budget_ms": 200}).json()
         assert time.perf_counter() - t < 0.9, "the answer must not wait for the cut stage"
