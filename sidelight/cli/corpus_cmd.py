@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..corpus.sources import load_source
+from .args import add_json
 
 
 def register(sub) -> None:
@@ -12,7 +13,7 @@ def register(sub) -> None:
     csub = p.add_subparsers(dest="corpus_command", required=True, metavar="ACTION")
     s = csub.add_parser("stats", help="records, arcs, pairs, degrees, isolated records, components")
     s.add_argument("source", help="'foldoc', 'wordnet', a BEIR folder, a JSONL file or a data set name")
-    s.add_argument("--json", action="store_true")
+    add_json(s)
     s.set_defaults(func=run_stats)
 
 

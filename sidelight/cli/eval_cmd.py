@@ -10,8 +10,9 @@ from ..errors import InputError
 from ..index import Index
 from ..lab.evaluate import DEFAULT_METRICS, evaluate_method, write_json, write_trec
 from ..lab.metrics import parse_metric
-from ..lanes.methods import get_method
-from .output import parse_params, table
+from ..methods import get_method
+from .args import OUTPUT, add_json, add_output, add_top_k, check_top_k
+from .output import parse_params, print_json, table
 
 
 def register(sub) -> None:
@@ -19,13 +20,14 @@ def register(sub) -> None:
     p.add_argument("index", type=Path)
     p.add_argument("--queries", required=True, type=Path, help="queries JSONL (_id, text; metadata ignored)")
     p.add_argument("--qrels", required=True, type=Path, help="qrels TSV (query-id corpus-id score)")
-    p.add_argument("--method", default="bm25")
+    p.add_argument("-m", "--method", default="bm25", help="a method name (`sidelight methods` lists them)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a method parameter, e.g. -p stem=english -p alpha=0.8 (values parsed as JSON when they can be)")
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated, e.g. ndcg@10,mrr@10")
-    p.add_argument("--depth", type=int, default=1000, help="ranking depth per query")
-    p.add_argument("--json", type=Path, help="write the result as JSON")
-    p.add_argument("--run", type=Path, help="write the ranking as a TREC run file")
+    add_top_k(p, 1000, "ranking depth: records ranked per query", old=("--depth",))
+    add_json(p, "print the result (metrics, per-query values) as JSON instead of the table", legacy_path=True)
+    add_output(p, "write the result as JSON to PATH")
+    p.add_argument("--run", type=Path, metavar="PATH", help="write the ranking as a TREC run file to PATH")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=run_eval)
 
@@ -41,12 +43,11 @@ def _check_output(path: Path | None, flag: str) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    if args.depth < 1:
-        raise InputError(f"--depth must be >= 1, got {args.depth}")
+    depth = check_top_k(args)
     metrics = [m.strip() for m in args.metrics.split(",")]
     for m in metrics:
         parse_metric(m)
-    _check_output(args.json, "--json")
+    _check_output(args.output, OUTPUT)
     _check_output(args.run, "--run")
     method = get_method(args.method, **parse_params(args.param))
     index = Index.load(args.index)
@@ -56,13 +57,16 @@ def run_eval(args: argparse.Namespace) -> int:
     if missing:
         raise InputError(f"{args.qrels}: query id {missing[0]!r} has no text in {args.queries}")
     queries = {q: queries[q] for q in qrels}
-    result = evaluate_method(index, method, queries, qrels, metrics, args.depth, progress=not args.quiet)
-    table(f"{result.method} on {len(queries)} queries", ["metric", "value"],
-          sorted(result.metrics.items()), [False, True])
-    if not args.quiet:
-        print(f"qrels {args.qrels}: {sum(map(len, qrels.values()))} judgements, {form}")
+    result = evaluate_method(index, method, queries, qrels, metrics, depth, progress=not args.quiet)
     if args.json:
-        write_json(result, args.json)
+        print_json(result.to_json())
+    else:
+        table(f"{result.method} on {len(queries)} queries", ["metric", "value"],
+              sorted(result.metrics.items()), [False, True])
+        if not args.quiet:
+            print(f"qrels {args.qrels}: {sum(map(len, qrels.values()))} judgements, {form}")
+    if args.output:
+        write_json(result, args.output)
     if args.run:
         write_trec(result.run, args.run, result.method)
     return 0

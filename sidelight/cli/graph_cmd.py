@@ -6,10 +6,10 @@ import argparse
 import time
 from pathlib import Path
 
-from ..errors import InputError
 from ..index import Index
 from ..lanes.channels import record_success
 from ..serve.querylog import QueryLog
+from .args import add_json, add_top_k, check_top_k
 from .output import console, fmt, print_json, table
 
 
@@ -18,16 +18,16 @@ def register(sub) -> None:
                        description="Every lane answers on its own; nothing is fused, nothing is ranked across lanes.")
     p.add_argument("index", type=Path)
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10, help="hits per lane")
+    add_top_k(p, 10, "hits per lane", old=("--limit",))
     p.add_argument("--no-dense", action="store_true", help="leave the dense lane (and dense seeds) out")
-    p.add_argument("--json", action="store_true", help="print the JSON envelope")
+    add_json(p, "print the JSON envelope instead of the tables")
     p.set_defaults(func=run_channels)
 
     f = sub.add_parser("feedback", help="record that a hit of a trace was actually used (relation: strengthens its path)")
     f.add_argument("index", type=Path)
     f.add_argument("trace", help="the trace id of the lane the record was taken from")
     f.add_argument("node", help="the record id (node id) that was used")
-    f.add_argument("--json", action="store_true")
+    add_json(f, "print the recorded credit as JSON")
     f.set_defaults(func=run_feedback)
 
 
@@ -40,11 +40,10 @@ def render_path(path: list[dict]) -> str:
 
 
 def run_channels(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise InputError(f"--limit must be >= 1, got {args.limit}")
+    k = check_top_k(args)
     index = Index.load(args.index)
     t = time.perf_counter()
-    result = index.search_channels(args.query, args.limit, dense=False if args.no_dense else None)
+    result = index.search_channels(args.query, k, dense=False if args.no_dense else None)
     QueryLog.for_index(index).append(
         "cli", "channels", args.query, total_ms=(time.perf_counter() - t) * 1000.0,
         lanes=[{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)} for lane in result.lanes()])

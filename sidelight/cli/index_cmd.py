@@ -9,16 +9,17 @@ from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.sources import load_source
 from ..errors import InputError
 from ..index import Index, store
-from ..lanes.lexical import VARIANTS, BM25Params
+from ..structures.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
+from .args import add_output
 
 
 def register(sub) -> None:
     p = sub.add_parser("index", help="build an index folder from a corpus",
                        description="Index SOURCE (a BEIR folder, a JSONL file, 'foldoc', 'wordnet', or a data set name such as 'scifact').")
     p.add_argument("source")
-    p.add_argument("-o", "--out", required=True, type=Path,
-                   help="index folder to write (atomically): new, empty, or an existing sidelight index")
+    add_output(p, "index folder to write (atomically): new, empty, or an existing sidelight index",
+               required=True, old=("--out",))
     p.add_argument("--force", action="store_true",
                    help="write into a folder that holds other files (they are kept, never removed)")
     p.add_argument("--stem", action="store_true", help="Snowball English stemming (PyStemmer)")
@@ -61,7 +62,7 @@ def run_index(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} must be >= {least}, got {value}")
     if not args.k1 >= 0 or not 0 <= args.b <= 1:
         raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={args.k1}, b={args.b}")
-    store.check_destination(args.out, args.force)  # refuse before the (long) build, not after
+    store.check_destination(args.output, args.force)  # refuse before the (long) build, not after
     corpus = load_source(args.source)
     if args.title_weight is not None:
         corpus.title_weight = args.title_weight
@@ -70,13 +71,13 @@ def run_index(args: argparse.Namespace) -> int:
     if args.dense:
         index.add_dense(args.dense, args.batch_size, args.threads, progress=not args.quiet)
         if args.ann:
-            from ..lanes.ann import AnnParams
+            from ..structures.ann import AnnParams
 
             given = {"connectivity": args.ann_connectivity, "expansion_add": args.ann_expansion_add,
                      "expansion_search": args.ann_expansion_search}
             index.dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
-    index.save(args.out, force=args.force)
-    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.out}")
+    index.save(args.output, force=args.force)
+    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.output}")
     if index.dense is not None:
         print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
               f"{index.dense.truncated_docs} of {len(corpus)} records truncated at {index.dense.identity['max_length']} tokens")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .args import add_output, add_top_k, check_top_k
+
 
 def register(sub) -> None:
     p = sub.add_parser("lab", help="frozen protocols, held-out runs, audit and reports")
@@ -12,24 +14,24 @@ def register(sub) -> None:
 
     s = lab.add_parser("freeze", help="record protocol, benchmark, corpus and implementation hashes")
     s.add_argument("protocol", type=Path)
-    s.add_argument("--out", required=True, type=Path)
+    add_output(s, "run folder to create", required=True, old=("--out",))
     s.set_defaults(func=_freeze)
 
     s = lab.add_parser("run", help="dev: select settings; test: score the held-out split once")
     s.add_argument("protocol", type=Path)
     s.add_argument("--split", required=True, choices=("dev", "test"))
-    s.add_argument("--out", required=True, type=Path)
+    add_output(s, "the run folder (made by `lab freeze`)", required=True, old=("--out",))
     s.set_defaults(func=_run)
 
     s = lab.add_parser("all", help="freeze, dev selection, held-out test and report in one go")
     s.add_argument("protocol", type=Path)
-    s.add_argument("--out", required=True, type=Path)
+    add_output(s, "run folder to create", required=True, old=("--out",))
     s.set_defaults(func=_all)
 
     s = lab.add_parser("reproduce", help="rerun into a new folder and compare every rank and metric")
     s.add_argument("protocol", type=Path)
-    s.add_argument("--from", dest="src", required=True, type=Path)
-    s.add_argument("--into", required=True, type=Path)
+    s.add_argument("--from", dest="src", required=True, type=Path, metavar="DIR", help="the run folder to reproduce")
+    add_output(s, "new run folder for the rerun", required=True, old=("--into",))
     s.set_defaults(func=_reproduce)
 
     s = lab.add_parser("compare", help="compare two run folders rank for rank")
@@ -47,8 +49,8 @@ def register(sub) -> None:
 
     s = lab.add_parser("packets", help="export blinded reader packets (exploratory)")
     s.add_argument("dir", type=Path)
-    s.add_argument("--out", required=True, type=Path)
-    s.add_argument("--k", type=int, default=5)
+    add_output(s, "folder for the packets and their key", required=True, old=("--out",))
+    add_top_k(s, 5, "hits per method and query in a packet", old=("--k",))
     s.add_argument("--families", type=int, default=8)
     s.add_argument("--seed", type=int, default=20240602)
     s.set_defaults(func=_packets)
@@ -62,25 +64,25 @@ def register(sub) -> None:
 def _freeze(a: argparse.Namespace) -> int:
     from ..lab.runner import freeze
 
-    freeze(a.protocol, a.out, verbose=True)
+    freeze(a.protocol, a.output, verbose=True)
     return 0
 
 
 def _run(a: argparse.Namespace) -> int:
     from ..lab.runner import run_split
 
-    run_split(a.protocol, a.split, a.out, verbose=True)
+    run_split(a.protocol, a.split, a.output, verbose=True)
     if a.split == "test":
-        _print_table(a.out)
+        _print_table(a.output)
     return 0
 
 
 def _all(a: argparse.Namespace) -> int:
     from ..lab.runner import run_all
 
-    run_all(a.protocol, a.out, verbose=True)
-    _print_table(a.out)
-    print(f"report: {a.out / 'report.md'} and {a.out / 'report.html'}")
+    run_all(a.protocol, a.output, verbose=True)
+    _print_table(a.output)
+    print(f"report: {a.output / 'report.md'} and {a.output / 'report.html'}")
     return 0
 
 
@@ -110,7 +112,7 @@ def _show(diffs: list[str], notes: list[str]) -> int:
 def _reproduce(a: argparse.Namespace) -> int:
     from ..lab.runner import reproduce
 
-    return _show(*reproduce(a.protocol, a.src, a.into, verbose=True))
+    return _show(*reproduce(a.protocol, a.src, a.output, verbose=True))
 
 
 def _compare(a: argparse.Namespace) -> int:
@@ -141,7 +143,7 @@ def _report(a: argparse.Namespace) -> int:
 def _packets(a: argparse.Namespace) -> int:
     from ..lab.packets import export_packets
 
-    info = export_packets(a.dir, a.out, k=a.k, n_families=a.families, seed=a.seed)
+    info = export_packets(a.dir, a.output, k=check_top_k(a), n_families=a.families, seed=a.seed)
     print(f"wrote {info['items']} blinded items to {info['packets']} (key: {info['key']})")
     return 0
 

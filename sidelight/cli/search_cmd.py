@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..index import Index
-from ..errors import InputError
-from ..lanes.methods import available_methods, get_method
+from ..methods import available_methods, get_method
+from .args import add_json, add_top_k, check_top_k
 from .output import parse_params, print_json, table
 
 
@@ -16,21 +16,21 @@ def register(sub) -> None:
     p.add_argument("index", type=Path)
     p.add_argument("query")
     p.add_argument("-m", "--method", default="bm25", help="a method name (`sidelight methods` lists them)")
-    p.add_argument("-k", type=int, default=10)
+    add_top_k(p, 10, "records returned")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_json(p)
     p.set_defaults(func=run_search)
 
     m = sub.add_parser("methods", help="list the ranking methods and fusions by name")
+    add_json(m)
     m.set_defaults(func=run_methods)
 
 
 def run_search(args: argparse.Namespace) -> int:
-    if args.k < 1:
-        raise InputError(f"-k must be >= 1, got {args.k}")
+    k = check_top_k(args)
     method = get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
     index = Index.load(args.index)
-    hits = index.hits(method.rank(index, args.query, args.k))
+    hits = index.hits(method.rank(index, args.query, k))
     if args.json:
         print_json({"query": args.query, "method": args.method, "hits": [h.__dict__ for h in hits]})
     else:
@@ -42,5 +42,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_methods(args: argparse.Namespace) -> int:
+    if args.json:
+        print_json(available_methods())
+        return 0
     table(None, ["method", "what it ranks by"], available_methods().items())
     return 0

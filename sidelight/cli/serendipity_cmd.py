@@ -6,15 +6,19 @@ import argparse
 import json
 from pathlib import Path
 
+from .args import add_deprecated, add_json, add_output, add_top_k, check_top_k
 from .output import console, print_json, table
 
 
 def register(sub) -> None:
     p = sub.add_parser("certify", help="build chunks + SAE markers if missing, then the certificate and its placebo test")
     p.add_argument("index", type=Path)
-    p.add_argument("--json", type=Path, metavar="OUT", help="also write the summary as JSON")
+    add_json(p, "print the certificate summary as JSON instead of the tables", legacy_path=True)
+    add_output(p, "write the certificate summary as JSON to PATH")
     p.add_argument("--width", type=int, default=2048, help="SAE markers")
-    p.add_argument("-k", type=int, default=32, help="active markers per chunk (TopK)")
+    p.add_argument("--sae-k", dest="sae_k", type=int, default=32, metavar="K",
+                   help="SAE sparsity: active markers per chunk (TopK; default 32)")
+    add_deprecated(p, "-k", "sae_k", "--sae-k", int)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--budget", type=int, default=96, help="tokens per chunk window")
     p.add_argument("--min-chance", type=float, default=28.0)
@@ -32,17 +36,17 @@ def register(sub) -> None:
     c.add_argument("--dial", type=int, default=3, help="seats offered, 0..28")
     c.add_argument("--session", default="default", help="session id (leximin marker usage is per session)")
     c.add_argument("--seed", type=int, default=42)
-    c.add_argument("--show", type=int, default=8, help="passages printed (all are in --json)")
+    add_top_k(c, 8, "passages printed (--json holds them all)", old=("--show",))
     c.add_argument("--answer-hash", metavar="SHA256", help="SHA-256 of the answer: reveal the panel for this trace")
     c.add_argument("--trace", help="with --answer-hash: reveal an earlier trace instead of running the query again")
-    c.add_argument("--json", action="store_true")
+    add_json(c, "print the floor, seating and trace (and the reveal) as JSON")
     c.set_defaults(func=run_connections)
 
     r = sub.add_parser("reveal", help="the panel of a connections trace, after the answer's SHA-256")
     r.add_argument("index", type=Path)
     r.add_argument("trace")
     r.add_argument("--answer-hash", metavar="SHA256")
-    r.add_argument("--json", action="store_true")
+    add_json(r, "print the revealed panel as JSON")
     r.set_defaults(func=run_reveal)
 
     v = sub.add_parser("verdict", help="human verdicts (useful/petunia, not useful/whale), rulings, calibration")
@@ -56,7 +60,7 @@ def register(sub) -> None:
     v.add_argument("--rule-out", action="store_true", help="rule the --marker or the --pair out of future seating")
     v.add_argument("--calibration", action="store_true", help="reserve the calibration sample and report precision")
     v.add_argument("--size", type=int, default=129, help="calibration sample size")
-    v.add_argument("--json", action="store_true")
+    add_json(v, "print the recorded verdict, ruling and precision as JSON")
     v.set_defaults(func=run_verdict)
 
 
@@ -69,7 +73,7 @@ def _ser(index_path: Path, build: bool = False, args=None):
     index = Index.load(index_path)
     if args is None:
         return Serendipity(index).load()
-    cfg = SerendipityConfig(budget=args.budget, sae=SAEConfig(width=args.width, k=args.k, epochs=args.epochs, seed=args.seed),
+    cfg = SerendipityConfig(budget=args.budget, sae=SAEConfig(width=args.width, k=args.sae_k, epochs=args.epochs, seed=args.seed),
                             cert=CertConfig(min_chance=args.min_chance, quantile=args.quantile,
                                             placebo_draws=args.placebo_draws, placebo_ratio=args.placebo_ratio))
     return Serendipity(index, cfg)
@@ -99,15 +103,19 @@ def run_certify(args: argparse.Namespace) -> int:
             ("rule", s["rule"]),
             ("verdict", s["verdict"].upper()),
             ("certificate", cid)]
-    table(f"certificate: {args.index}", ["", ""], rows)
-    table("target pairs ruled out (first failing rule)", ["rule", "pairs"], list(s["target_reasons"].items()), [False, True])
+    out = {"index": str(args.index), "certificate_id": cid, "target_passes": s["target_passes"],
+           "placebo_passes": s["placebo_passes"], "placebo_mean": s["placebo_mean"], "rule": s["rule"],
+           "verdict": s["verdict"], "candidates": s["candidates"], "summary": s,
+           "sae": sae, "chunks": ser.meta["chunks"].get("chunks")}
     if args.json:
-        out = {"index": str(args.index), "certificate_id": cid, "target_passes": s["target_passes"],
-               "placebo_passes": s["placebo_passes"], "placebo_mean": s["placebo_mean"], "rule": s["rule"],
-               "verdict": s["verdict"], "candidates": s["candidates"], "summary": s,
-               "sae": sae, "chunks": ser.meta["chunks"].get("chunks")}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=2, default=str))
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        table(f"certificate: {args.index}", ["", ""], rows)
+        table("target pairs ruled out (first failing rule)", ["rule", "pairs"], list(s["target_reasons"].items()),
+              [False, True])
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(out, indent=2, default=str))
     return 0 if s["verdict"] == "pass" else 1
 
 
@@ -115,6 +123,7 @@ def run_connections(args: argparse.Namespace) -> int:
     from ..serendipity.db import SerDB
     from ..serendipity.reveal import check_hash, connections, reveal
 
+    shown_k = check_top_k(args)
     ser = _ser(args.index)
     db = SerDB.for_index(ser.index)
     if args.answer_hash is not None:
@@ -134,9 +143,9 @@ def run_connections(args: argparse.Namespace) -> int:
         print_json({**(res or {"trace_id": trace_id}), **({"reveal": shown} if shown else {})})
         return 0
     if res is not None:
-        rows = [(i + 1, p["id"], p["title"][:40], p["text"][:90].replace("\n", " ")) for i, p in enumerate(res["passages"][:args.show])]
+        rows = [(i + 1, p["id"], p["title"][:40], p["text"][:90].replace("\n", " ")) for i, p in enumerate(res["passages"][:shown_k])]
         table(f"floor ({res['floor_source']}{', partial' if res['partial'] else ''}) — {len(res['passages'])} passages, "
-              f"showing {min(args.show, len(res['passages']))}", ["#", "id", "title", "passage"], rows)
+              f"showing {min(shown_k, len(res['passages']))}", ["#", "id", "title", "passage"], rows)
         console.print(f"trace {trace_id}: {res['seating']['filled']} of {res['seating']['offered']} seat(s) filled "
                       f"(mixed in, unlabeled)")
     if shown:

@@ -139,16 +139,16 @@ def test_method_parameters_of_the_right_type_still_work(index, capsys):
 
 # ---- output paths, k and depth ----------------------------------------------------------------------
 def test_eval_json_or_run_pointing_at_a_folder(tmp_path, index, eval_files, capsys):
-    refused(capsys, _eval(index, *eval_files, "--json", str(tmp_path)), f"{tmp_path}: is a folder")
+    refused(capsys, _eval(index, *eval_files, "-o", str(tmp_path)), f"-o/--output {tmp_path}: is a folder")
     refused(capsys, _eval(index, *eval_files, "--run", str(tmp_path)), f"--run {tmp_path}: is a folder")
-    refused(capsys, _eval(index, *eval_files, "--json", str(tmp_path / "nowhere" / "e.json")), "does not exist")
+    refused(capsys, _eval(index, *eval_files, "-o", str(tmp_path / "nowhere" / "e.json")), "does not exist")
 
 
 @pytest.mark.parametrize("k", ["0", "-1"])
 def test_k_below_one_is_refused(index, eval_files, capsys, k):
-    refused(capsys, ["search", str(index), "bm25 query", "-k", k], f"must be >= 1, got {k}")
-    refused(capsys, _eval(index, *eval_files, "--depth", k), f"must be >= 1, got {k}")
-    refused(capsys, ["channels", str(index), "bm25 query", "--limit", k], f"must be >= 1, got {k}")
+    refused(capsys, ["search", str(index), "bm25 query", "-k", k], f"-k/--top-k must be >= 1, got {k}")
+    refused(capsys, _eval(index, *eval_files, "-k", k), f"-k/--top-k must be >= 1, got {k}")
+    refused(capsys, ["channels", str(index), "bm25 query", "--top-k", k], f"-k/--top-k must be >= 1, got {k}")
 
 
 def test_bad_metric_fails_before_any_query_runs(index, eval_files, capsys):
@@ -174,7 +174,7 @@ def test_ids_with_spaces_in_tab_separated_qrels_and_edges(tmp_path, spaced, caps
     q.write_text('{"_id": "q 1", "text": "bm25 words"}\n')
     qrels.write_text("q 1\tlexical search\t1\n")
     js = tmp_path / "e.json"
-    assert main(["eval", str(spaced), "--queries", str(q), "--qrels", str(qrels), "--json", str(js)]) == 0
+    assert main(["eval", str(spaced), "--queries", str(q), "--qrels", str(qrels), "-o", str(js)]) == 0
     assert "1 judgements, tab-separated" in capsys.readouterr().out
     assert json.loads(js.read_text())["metrics"]["hit@1"] == 1.0
     assert main(["corpus", "stats", str(tmp_path / "spaced.jsonl"), "--json"]) == 0  # edges with spaced ids

@@ -59,7 +59,7 @@ def test_eval_writes_the_documented_json(tmp_path, jsonl_source, capsys):
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tn3\t1\nq2\tn2\t1\n")
     js, run = tmp_path / "e.json", tmp_path / "run.trec"
     assert main(["eval", str(out), "--queries", str(tmp_path / "q.jsonl"), "--qrels", str(tmp_path / "qrels.tsv"),
-                 "--method", "bm25", "--json", str(js), "--run", str(run), "-q"]) == 0
+                 "--method", "bm25", "-o", str(js), "--run", str(run), "-q"]) == 0
     result = json.loads(js.read_text())
     assert set(result) == {"method", "params", "n_queries", "metrics"}
     assert result["n_queries"] == 2 and result["method"] == "bm25"

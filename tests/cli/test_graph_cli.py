@@ -21,7 +21,7 @@ def idx(tmp_path):
 
 
 def test_channels_json_then_feedback(idx, capsys):
-    assert main(["channels", str(idx), "alpha", "--limit", "5", "--json"]) == 0
+    assert main(["channels", str(idx), "alpha", "-k", "5", "--json"]) == 0
     env = json.loads(capsys.readouterr().out)
     assert set(env) == {"query", "lexical", "relation", "agreement_node_ids", "descriptions"}
     assert [h["id"] for h in env["lexical"]["hits"]] == ["a"]
@@ -71,11 +71,11 @@ def test_graph_methods_through_search_and_eval(idx, tmp_path, capsys):
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\tc\t1\n")
     out = tmp_path / "res.json"
     assert main(["eval", str(idx), "--queries", str(q), "--qrels", str(qrels), "--method", "bm25+ppr",
-                 "--metrics", "mrr@10,hit@10", "--json", str(out), "-q"]) == 0
+                 "--metrics", "mrr@10,hit@10", "-o", str(out), "-q"]) == 0
     res = json.loads(out.read_text())
     assert res["method"] == "bm25+ppr" and res["metrics"]["hit@10"] == 1.0  # c is reached only via the graph
     assert main(["eval", str(idx), "--queries", str(q), "--qrels", str(qrels), "--method", "bm25",
-                 "--metrics", "hit@10", "--json", str(out), "-q"]) == 0
+                 "--metrics", "hit@10", "-o", str(out), "-q"]) == 0
     assert json.loads(out.read_text())["metrics"]["hit@10"] == 0.0
 
 

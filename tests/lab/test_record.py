@@ -90,7 +90,7 @@ def test_edited_selection_refuses_the_test_run(runs, tmp_path):
     edit_json(out / "dev" / "selection.json", lambda s: s["selected"]["lab-test-jitter"].update(w=2.0))
     with pytest.raises(RefusedError, match=r"dev/selection\.json does not match the hash recorded by the dev stage"):
         run_split(proto, "test", out)
-    assert main(["lab", "run", str(proto), "--split", "test", "--out", str(out)]) == 2
+    assert main(["lab", "run", str(proto), "--split", "test", "-o", str(out)]) == 2
     assert not (out / "test").exists()
 
 

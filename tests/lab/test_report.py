@@ -13,7 +13,7 @@ from tests.lab.test_runner import make_lab
 def test_lab_all_writes_report_and_figures(tmp_path):
     proto = make_lab(tmp_path / "lab")
     out = tmp_path / "run"
-    assert main(["lab", "all", str(proto), "--out", str(out)]) == 0
+    assert main(["lab", "all", str(proto), "-o", str(out)]) == 0
     md = (out / "report.md").read_text()
     page = (out / "report.html").read_text()
     for name in ("degree-distribution", "method-bars", "paired-effects"):
@@ -25,13 +25,13 @@ def test_lab_all_writes_report_and_figures(tmp_path):
     assert page.count("<svg") >= 3 and "<metadata>" not in page
     assert 'src="http' not in page and 'href="http' not in page and "cdn" not in page.lower()
     assert "<script" not in page and "<link" not in page
-    assert main(["lab", "run", str(proto), "--split", "test", "--out", str(out)]) == 2
+    assert main(["lab", "run", str(proto), "--split", "test", "-o", str(out)]) == 2
 
 
 def test_packets_blind_and_score(tmp_path):
     proto = make_lab(tmp_path / "lab")
     out = tmp_path / "run"
-    assert main(["lab", "all", str(proto), "--out", str(out)]) == 0
+    assert main(["lab", "all", str(proto), "-o", str(out)]) == 0
     info = export_packets(out, tmp_path / "pk", k=3, n_families=3)
     items = [json.loads(x) for x in (tmp_path / "pk" / "packets.jsonl").read_text().splitlines()]
     assert len(items) == info["items"] == 6

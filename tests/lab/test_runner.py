@@ -86,7 +86,7 @@ def test_freeze_dev_test_then_refuse_rerun(lab, tmp_path):
     assert [c["role"] for c in res["contrasts"]].count("primary") == 1
     with pytest.raises(RefusedError, match="already scored"):
         run_split(lab, "test", out)
-    assert main(["lab", "run", str(lab), "--split", "test", "--out", str(out)]) == 2
+    assert main(["lab", "run", str(lab), "--split", "test", "-o", str(out)]) == 2
 
 
 def test_tie_break_prefers_lower_w(lab, tmp_path):

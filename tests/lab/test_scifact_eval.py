@@ -15,7 +15,7 @@ def test_eval_matches_bm25s_with_pytrec_eval(tmp_path, scifact_dir, scifact_inde
     path = scifact_index.save(tmp_path / "idx")
     out = tmp_path / "e.json"
     assert main(["eval", str(path), "--queries", str(scifact_dir / "queries.jsonl"),
-                 "--qrels", str(scifact_dir / "qrels" / "test.tsv"), "--json", str(out), "-q"]) == 0
+                 "--qrels", str(scifact_dir / "qrels" / "test.tsv"), "-o", str(out), "-q"]) == 0
     ours = json.loads(out.read_text())["metrics"]["ndcg@10"]
 
     tok = scifact_index.lexical.tokenizer

@@ -1,14 +1,17 @@
+import hashlib
 import json
+
+import pytest
 
 from sidelight.cli import main
 from sidelight.serendipity.store import Serendipity
 
-from .test_reveal import FakeEmbedder, index  # noqa: F401  (fixture)
+from tests.serendipity.test_reveal import FakeEmbedder, _planted_ser, index  # noqa: F401  (fixture)
 
 
 def test_certify_and_verdict_cli(index, tmp_path, capsys, monkeypatch):  # noqa: F811
     out = tmp_path / "cert.json"
-    rc = main(["certify", str(index.path), "--json", str(out), "--width", "32", "-k", "4", "--epochs", "2",
+    rc = main(["certify", str(index.path), "-o", str(out), "--width", "32", "--sae-k", "4", "--epochs", "2",
                "--placebo-draws", "1", "--budget", "12", "-q"])
     body = json.loads(out.read_text())
     for key in ("target_passes", "placebo_passes", "placebo_mean", "rule", "verdict"):
@@ -25,3 +28,69 @@ def test_certify_and_verdict_cli(index, tmp_path, capsys, monkeypatch):  # noqa:
     assert json.loads(capsys.readouterr().out)["verdict"]["verdict"] == "not useful"
     rc = main(["reveal", str(index.path), "nope", "--answer-hash", "0" * 64])
     assert rc == 2
+
+
+# ---- one CLI vocabulary (issue 10, item 5) ---------------------------------------------------------------------
+CERT = ["--width", "32", "--epochs", "2", "--placebo-draws", "1", "--budget", "12", "-q"]
+
+
+def _warnings(err):
+    return [x for x in err.splitlines() if x.startswith("sidelight: warning: ")]
+
+
+def test_certify_output_sae_k_and_json_on_stdout(index, tmp_path, capsys):  # noqa: F811
+    out = tmp_path / "new.json"
+    rc = main(["certify", str(index.path), "-o", str(out), "--sae-k", "4", *CERT])
+    cap = capsys.readouterr()
+    assert _warnings(cap.err) == [] and "verdict" in cap.out  # the tables still print; the file is written
+    body = json.loads(out.read_text())
+    assert body["sae"]["k"] == 4 and rc == (0 if body["verdict"] == "pass" else 1)
+    # bare --json: the same summary on stdout, no tables
+    assert main(["certify", str(index.path), "--json", "--sae-k", "4", *CERT]) == rc
+    cap = capsys.readouterr()
+    assert _warnings(cap.err) == [] and json.loads(cap.out) == body
+    # the old spellings (scripts from earlier issues): --json OUT and -k still work, each with one warning
+    old = tmp_path / "old.json"
+    assert main(["certify", str(index.path), "--json", str(old), "-k", "4", *CERT]) == rc
+    warned = _warnings(capsys.readouterr().err)
+    assert len(warned) == 2 and warned[0].startswith("sidelight: warning: --json PATH is deprecated; use -o/--output")
+    assert warned[1] == "sidelight: warning: -k is deprecated; use --sae-k"
+    assert json.loads(old.read_text()) == body
+
+
+@pytest.fixture
+def planted(index, monkeypatch):  # noqa: F811
+    """connections/reveal/verdict through the CLI over the planted (passing) certificate."""
+    from sidelight.cli import serendipity_cmd
+
+    ser = _planted_ser(index)
+    monkeypatch.setattr(serendipity_cmd, "_ser", lambda path, build=False, args=None: ser)
+    return index
+
+
+def test_connections_reveal_verdict_json_and_top_k(planted, capsys):
+    idx = str(planted.path)
+    res = json.loads(_ok(capsys, ["connections", idx, "topic0 item1 record 3", "--dial", "3", "--json"]))
+    assert res["trace_id"] and res["passages"]
+    h = hashlib.sha256(b"my answer").hexdigest()
+    shown = json.loads(_ok(capsys, ["reveal", idx, res["trace_id"], "--answer-hash", h, "--json"]))
+    assert shown["panel"].startswith("seating:")
+    both = json.loads(_ok(capsys, ["connections", idx, "x", "--trace", res["trace_id"], "--answer-hash", h, "--json"]))
+    assert both["reveal"]["panel"] == shown["panel"]
+    v = json.loads(_ok(capsys, ["verdict", idx, "--pair", "r03", "r57", "--marker", "f7", "--verdict", "petunia",
+                                "--json"]))
+    assert v["verdict"]["verdict"] == "useful"
+    # -k/--top-k: passages printed in the table; --show still works, with a warning
+    new = _ok(capsys, ["connections", idx, "topic0 item1 record 3", "-k", "1", "--seed", "5"])
+    assert "showing 1" in new
+    assert main(["connections", idx, "topic0 item1 record 3", "--show", "1", "--seed", "5"]) == 0
+    cap = capsys.readouterr()
+    assert _warnings(cap.err) == ["sidelight: warning: --show is deprecated; use -k/--top-k"]
+    assert "showing 1" in cap.out
+
+
+def _ok(capsys, argv) -> str:
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    assert _warnings(cap.err) == [], cap.err
+    return cap.out
