@@ -99,7 +99,7 @@ class _Json(argparse.Action):
         if given is not None and given != path:
             parser.error(f"--json {path} and {OUTPUT} {given} name two different files; give only {OUTPUT}")
         namespace._output_via_json = path
-        setattr(namespace, "output", path)
+        namespace.output = path
 
 
 def add_json(p: argparse.ArgumentParser, help: str = "print JSON on stdout instead of the table",
