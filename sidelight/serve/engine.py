@@ -5,7 +5,7 @@ with an HTTP status and a stable code), gets a time budget (`budget`), and write
 row (`querylog`) into the index's `state.sqlite`, next to the traces. The dense query model loads
 in the background (`dense_model`); answers given without it are labelled.
 
-Besides the lanes and methods it serves the floor (`sidelight.lanes.floor.build_floor`) and the
+Besides the lanes and methods it serves the floor (`sidelight.methods.floor.build_floor`) and the
 serendipity lane (`connections`). When this index lacks their data the answer says what is
 missing: 422 ``method_unavailable`` for the floor without dense vectors, 501 ``not_available``
 for connections without a certificate. `app` (HTTP) and `mcp_server` (MCP) are thin layers over it.
@@ -13,16 +13,17 @@ for connections without a certificate. `app` (HTTP) and `mcp_server` (MCP) are t
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, SidelightError
-from ..graph.state import CAP_FACTOR
+from ..feedback.state import CAP_FACTOR
 from ..lanes.channels import DESCRIPTIONS, LaneResult, dense_lane, lexical_lane, relation_lane
-from ..lanes.floor import DEFAULT_N, build_floor
-from ..lanes.methods import available_methods, get_method
+from ..methods.floor import DEFAULT_N, build_floor
+from ..methods import available_methods, get_method
 from ..lanes.relation import RELATION_DEFAULTS
 from . import budget as B
 from .connections import VERDICTS, SerendipityLane
@@ -53,7 +54,9 @@ class Service:
     def __init__(self, index, *, interface: str = "http", lab_dir: Path | None = None,
                  dense_loader: Callable[[], None] | None = None, default_budget_ms: int = B.DEFAULT_BUDGET_MS,
                  workers: int = 4, querylog: QueryLog | None = None) -> None:
-        self.index = index
+        self._index = index
+        self._reload_lock = threading.Lock()
+        self._dense_loader = dense_loader
         self.interface = interface
         self.lab_dir = Path(lab_dir) if lab_dir else None
         self.default_budget_ms = default_budget_ms
@@ -64,6 +67,35 @@ class Service:
         self.dense = DenseModel(index.dense, dense_loader)
         self.serendipity = SerendipityLane(index)
         self.started = time.time()
+
+    # -- the index, followed across generations ---------------------------------------------------------
+    @property
+    def index(self):
+        """The served index; when a writer (`add`, `delete`, `index -o`) has published a new generation,
+        it is opened before the call goes on, so answers and feedback always use the current records."""
+        if self._index.changed_on_disk():
+            self._reload()
+        return self._index
+
+    def _reload(self) -> None:
+        with self._reload_lock:
+            old = self._index
+            if not old.changed_on_disk():
+                return  # another thread reloaded first
+            from ..index import Index
+
+            new = Index.load(old.path)
+            if new.dense is not None and old.dense is not None and new.dense.identity == old.dense.identity:
+                new.dense._embedder = old.dense._embedder  # the same query model: keep it loaded
+                self.dense.store = new.dense
+            else:
+                self.dense = DenseModel(new.dense, self._dense_loader)
+                self.dense.start()
+            self._position = new.corpus.position
+            self._stats = None
+            self.serendipity = SerendipityLane(new)
+            self._index = new
+            old.state.close()
 
     # -- dense model readiness -------------------------------------------------------------------------
     def start(self) -> "Service":
