@@ -9,7 +9,11 @@ FOLDOC index is built in a temporary folder when --index is not given), waits fo
    search bm25 (20%), search tfidf (10%), feedback on a relation hit of an earlier answer (10%),
    health (10%) — with the default time budget;
 2. short-budget phase: `--short-requests` channels requests with budget_ms=`--short-budget`,
-   counting the responses labelled partial (the relation stage skipped or cut).
+   counting the responses labelled partial (the relation stage skipped or cut);
+3. concurrent-add phase: `sidelight add INDEX` (`--add-records` new records, a new index generation
+   that the running server follows) while a client keeps crediting relation hits; afterwards every
+   acknowledged feedback (200) must be a row of INDEX/state.sqlite `successes`. It changes the index,
+   so it runs by default only on the temporary FOLDOC index (`--add-records N` to run it on `--index`).
 
 Every loop is bounded in count and by `--max-seconds`; traffic goes to 127.0.0.1 only. An error
 is any non-2xx response or a failed request (goal: 0). The server keeps its own query log. Every
@@ -24,6 +28,7 @@ import json
 import os
 import random
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -55,9 +60,13 @@ def percentile(sorted_ms: list[float], q: float) -> float:
     return sorted_ms[i]
 
 
-def start_server(index: Path, port: int) -> subprocess.Popen:
+def sidelight_command() -> list[str]:
     exe = Path(sys.executable).with_name("sidelight")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from sidelight.cli import main; sys.exit(main())"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from sidelight.cli import main; sys.exit(main())"]
+
+
+def start_server(index: Path, port: int) -> subprocess.Popen:
+    cmd = sidelight_command()
     proc = subprocess.Popen([*cmd, "serve", str(index), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -160,6 +169,58 @@ def short_pick(budget_ms: int):
     return pick
 
 
+def add_phase(base: str, index: Path, headers: dict, n_records: int, min_feedback: int, max_seconds: float) -> dict:
+    """Feedback posted while `sidelight add` writes a new generation; then: is every acknowledged one stored?"""
+    tag = f"bench-add-{os.getpid()}-{int(time.time())}"
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", prefix="sidelight-bench-add-", delete=False) as f:
+        for i in range(n_records):
+            f.write(json.dumps({"id": f"{tag}-{i}", "title": f"Bench record {i}",
+                                "text": f"garbage collection benchmark record {i} {QUERIES[i % len(QUERIES)]}"}) + "\n")
+        records = Path(f.name)
+    acked: set[tuple[str, str]] = set()
+    errors: list[str] = []
+    sent = during = 0
+    try:
+        with httpx.Client(base_url=base, timeout=30, headers=headers) as c:
+            before = c.get("/health").json()["index"]["records"]
+            adder = subprocess.Popen([*sidelight_command(), "add", str(index), str(records)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stop_at, i = time.monotonic() + max_seconds, 0
+            while time.monotonic() < stop_at and (adder.poll() is None or sent < min_feedback):
+                running = adder.poll() is None
+                i += 1
+                r = c.post("/api/channels", json={"query": QUERIES[i % len(QUERIES)], "limit": 10})
+                rel = r.json().get("relation") if r.status_code == 200 else None
+                if r.status_code != 200:
+                    errors.append(f"channels: {r.status_code}")
+                if not rel or not rel["hits"]:
+                    continue
+                pair = (rel["trace_id"], rel["hits"][i % len(rel["hits"])]["id"])
+                fb = c.post("/api/feedback", json={"trace_id": pair[0], "node_id": pair[1]})
+                sent += 1
+                during += running
+                if fb.status_code == 200:
+                    acked.add(pair)
+                else:
+                    errors.append(f"feedback: {fb.status_code} {fb.text[:200]}")
+            try:
+                add_rc = adder.wait(max(1.0, stop_at - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                adder.kill()
+                add_rc = adder.wait()
+            add_err = adder.stderr.read()[-500:] if add_rc else ""
+            after = c.get("/health").json()["index"]["records"]  # the server follows the new generation
+    finally:
+        records.unlink(missing_ok=True)
+    with sqlite3.connect(index / "state.sqlite") as con:
+        present = sum(con.execute("SELECT COUNT(*) FROM successes WHERE trace_id = ? AND node_id = ?", p).fetchone()[0]
+                      for p in sorted(acked))
+    return {"records_added": n_records, "add_exit_code": add_rc, "add_error": add_err, "records_before": before,
+            "records_after": after, "feedback_sent": sent, "feedback_sent_during_add": during,
+            "acknowledged": len(acked), "present": present, "errors": len(errors) + (add_rc != 0),
+            "error_samples": errors[:5]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index", type=Path, help="an index folder (default: FOLDOC built in a temporary folder)")
@@ -169,9 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--short-requests", type=int, default=500)
     ap.add_argument("--short-budget", type=int, default=5, help="budget_ms of the short-budget phase")
     ap.add_argument("--max-seconds", type=float, default=300, help="hard cap per phase")
+    ap.add_argument("--add-records", type=int, default=None,
+                    help="records `sidelight add` writes in the concurrent-add phase (default 200 on the temporary "
+                         "FOLDOC index, 0 = skipped on --index)")
     args = ap.parse_args(argv)
     if not (1 <= args.clients <= 64 and 1 <= args.requests <= 20_000 and 0 <= args.short_requests <= 20_000):
         ap.error("clients 1..64, requests 1..20000, short-requests 0..20000")
+    n_add = args.add_records if args.add_records is not None else (0 if args.index else 200)
+    if not 0 <= n_add <= 100_000:
+        ap.error("add-records 0..100000")
 
     tmp = None
     index = args.index
@@ -194,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         mixed = run_phase(base, args.requests, args.clients, mixed_pick, args.max_seconds, headers)
         short = run_phase(base, args.short_requests, args.clients, short_pick(args.short_budget), args.max_seconds,
                           headers) if args.short_requests else None
+        added = add_phase(base, index, headers, n_add, min(50, args.requests), args.max_seconds) if n_add else None
     finally:
         proc.terminate()
         try:
@@ -205,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {"bench": "serve", "index": health["index"], "dense": health["dense"], "cpus": os.cpu_count(),
               "server": "sidelight serve (uvicorn, 1 process) on 127.0.0.1", "mixed": mixed,
-              "short_budget": None if short is None else {**short, "budget_ms": args.short_budget}}
+              "short_budget": None if short is None else {**short, "budget_ms": args.short_budget},
+              "concurrent_add": added}
     rows = [["mixed (default budget)", mixed["requests"], mixed["throughput_rps"], mixed["p50_ms"], mixed["p95_ms"],
              mixed["p99_ms"], mixed["errors"], mixed["partial_share"]]]
     if short:
@@ -213,9 +282,17 @@ def main(argv: list[str] | None = None) -> int:
                      short["p50_ms"], short["p95_ms"], short["p99_ms"], short["errors"], short["partial_share"]])
     print_table(["phase", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "partial share"], rows)
     print(f"mixed by kind: {json.dumps(mixed['by_kind'])}")
+    if added:
+        print(f"acknowledged feedback present after concurrent add: {added['present']}/{added['acknowledged']} "
+              f"({added['feedback_sent_during_add']} of {added['feedback_sent']} sent while `sidelight add` ran; "
+              f"records {added['records_before']} -> {added['records_after']}; add exit {added['add_exit_code']}; "
+              f"errors {added['errors']})")
+        for e in added["error_samples"] + ([added["add_error"]] if added["add_error"] else []):
+            print(f"  {e}")
     if args.json:
         write_json(args.json, result)
-    return 0 if mixed["errors"] == 0 and (short is None or short["errors"] == 0) else 1
+    add_ok = added is None or (added["errors"] == 0 and added["present"] == added["acknowledged"])
+    return 0 if mixed["errors"] == 0 and (short is None or short["errors"] == 0) and add_ok else 1
 
 
 if __name__ == "__main__":

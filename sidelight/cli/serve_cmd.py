@@ -66,12 +66,10 @@ def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] 
         return token, None
     from ..serve.app import LOOPBACK_HOSTS, host_name
 
-    hosts = {*LOOPBACK_HOSTS, *(host_name(h) for h in args.allow_host)}
-    if not loop:
-        bound = args.host.strip("[]")
-        hosts.add(f"[{bound}]" if ":" in bound else bound.lower())
-        if bound in ("0.0.0.0", "::"):  # every interface: this machine's names and addresses
-            hosts |= _machine_names()
+    bound = args.host.strip("[]").lower()
+    hosts = {*LOOPBACK_HOSTS, *(host_name(h) for h in args.allow_host), f"[{bound}]" if ":" in bound else bound}
+    if bound in ("0.0.0.0", "::"):  # every interface: this machine's names and addresses
+        hosts |= _machine_names()
     return token, sorted(hosts)
 
 
