@@ -11,7 +11,7 @@ from sidelight.index import Index
 from sidelight.serve.app import MAX_BODY_BYTES, create_app
 from sidelight.serve.engine import Service
 
-from .conftest import api_client, hand_index
+from tests.serve.conftest import api_client, hand_index
 
 
 @pytest.fixture(scope="module")

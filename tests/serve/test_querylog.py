@@ -6,7 +6,7 @@ import json
 import multiprocessing as mp
 
 from sidelight.cli import main
-from sidelight.graph.state import StateStore
+from sidelight.feedback.state import StateStore
 from sidelight.serve.querylog import QueryLog
 
 N_PROC, N_ROWS = 4, 150
