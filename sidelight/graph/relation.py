@@ -81,16 +81,6 @@ def edge_shares(graph: Graph, weights: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def _cached_shares(graph: Graph, w: np.ndarray) -> np.ndarray:
-    """edge_shares for `w`, reused while the same read-only weight array comes back (base or overlay)."""
-    cached = graph.__dict__.get("_shares")
-    if cached is not None and cached[0] is w and not w.flags.writeable:
-        return cached[1]
-    share = edge_shares(graph, w)
-    graph.__dict__["_shares"] = (w, share)
-    return share
-
-
 def _expand(graph: Graph, share: np.ndarray, prev: _Layer, decay: float) -> _Layer | None:
     starts, ends = graph.indptr[prev.nodes], graph.indptr[prev.nodes + 1]
     lens = ends - starts
@@ -114,10 +104,12 @@ def _expand(graph: Graph, share: np.ndarray, prev: _Layer, decay: float) -> _Lay
 
 
 def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,
-           tie_rank: np.ndarray | None = None, limit: int | None = None) -> list[RelationHit]:
+           tie_rank: np.ndarray | None = None, limit: int | None = None,
+           share: np.ndarray | None = None) -> list[RelationHit]:
     """Anchored spreading activation from `seeds` (node positions); see the module docstring.
 
-    `weights` (one per CSR slot) replaces the base weights, e.g. base + learned overlay delta.
+    `weights` (one per CSR slot) replaces the base weights, e.g. base + learned overlay delta;
+    `share` is `edge_shares(graph, weights)` when the caller keeps it (computed here otherwise).
     Duplicate seeds count once. A seed without usable out-edges contributes nothing.
     """
     if hops < 1:
@@ -133,7 +125,7 @@ def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, we
         if s not in uniq:
             uniq.append(s)
     w = _effective(graph, weights)
-    share = _cached_shares(graph, w)
+    share = edge_shares(graph, w) if share is None else share
     seed_set = set(uniq)
     tr = np.arange(n) if tie_rank is None else np.asarray(tie_rank)
     runs: list[list[_Layer]] = []

@@ -12,7 +12,7 @@ import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Hashable, Iterator, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +31,7 @@ from ..text import TokenizerConfig
 from . import store
 
 STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generations, never moved
+T = TypeVar("T")
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
 
 
@@ -79,6 +80,20 @@ class Index:
         self.id_rank[order] = np.arange(len(ids))  # position of each record in ascending-id order
         self.graph = graph if graph is not None else Graph.from_corpus(self.corpus)
         self._ppr_graph: PPRGraph | None = None
+        self._memo: dict[str, tuple[Hashable, Any]] = {}
+
+    def memo(self, name: str, key: Hashable, build: Callable[[], T]) -> T:
+        """Derived data kept with this index: one value per `name`, rebuilt when `key` changes.
+
+        The one cache of an index (methods and lanes keep nothing of their own on it): everything
+        here is dropped when records are added or deleted, so no cache outlives the data it came from.
+        """
+        hit = self._memo.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        value = build()
+        self._memo[name] = (key, value)
+        return value
 
     def changed_on_disk(self) -> bool:
         """True when a writer has published a newer generation of this saved index since it was opened."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..graph.relation import RelationHit, spread, trace_hits
+from ..graph.relation import RelationHit, edge_shares, spread, trace_hits
 from ..structures.ranking import top_k
 
 if TYPE_CHECKING:
@@ -50,22 +50,19 @@ def relation_seeds(index: "Index", query: str, n_seeds: int = 5, dense_scores: n
     return seeds
 
 
-def effective_weights(index: "Index") -> np.ndarray | None:
-    """Current per-slot weights (base + overlay), or None when no learned delta exists (base weights).
+def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
+    """(per-slot weights, or None for the base weights; their edge shares) with the current overlay.
 
-    The overlay is read on every call; the per-slot array is rebuilt only when it changed.
+    The overlay is read on every call; weights and shares are rebuilt only when it changed.
     """
     rows = index.state.overlay()
-    if not rows:
-        return None
-    cache = index.__dict__.get("_relation_weights")
     key = tuple(sorted(rows.items()))
-    if cache is not None and cache[0] is index.graph and cache[1] == key:
-        return cache[2]
-    w = index.state.overlay_for(index.graph, index.ids)
-    w.flags.writeable = False
-    index.__dict__["_relation_weights"] = (index.graph, key, w)
-    return w
+
+    def build() -> tuple[np.ndarray | None, np.ndarray]:
+        w = index.state.overlay_for(index.graph, index.ids) if rows else None
+        return w, edge_shares(index.graph, index.graph.weights if w is None else w)
+
+    return index.memo("relation-weights", key, build)
 
 
 def relation_run(index: "Index", query: str, limit: int | None = 10, n_seeds: int = 5, hops: int = 2,
@@ -73,10 +70,11 @@ def relation_run(index: "Index", query: str, limit: int | None = 10, n_seeds: in
                  use_dense: bool = True) -> tuple[list[RelationHit], list[int], np.ndarray | None]:
     """(hits, seed positions, weights used or None for base) without storing a trace."""
     seeds = relation_seeds(index, query, n_seeds, dense_scores, use_dense)
-    weights = effective_weights(index)
+    weights, share = effective_weights(index)
     if not seeds:
         return [], seeds, weights
-    hits = spread(index.graph, seeds, hops=hops, decay=decay, weights=weights, tie_rank=index.id_rank, limit=limit)
+    hits = spread(index.graph, seeds, hops=hops, decay=decay, weights=weights, tie_rank=index.id_rank, limit=limit,
+                  share=share)
     return hits, seeds, weights
 
 

@@ -301,11 +301,8 @@ def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = D
 
 # ---- the `floor` method ------------------------------------------------------------------------------
 def _cached_scorer(index: "Index", params: dict) -> SecondStage:
-    cache = index.__dict__.setdefault("_floor_scorers", {})
     key = (params.get("scorer"), params.get("model"), params.get("cross_encoder"))
-    if key not in cache:
-        cache[key] = make_scorer(index, params.get("scorer"), params.get("model"), params.get("cross_encoder"))
-    return cache[key]
+    return index.memo(f"floor-scorer {key}", None, lambda: make_scorer(index, *key))
 
 
 @register("floor", "dense pool (query embedded as query and as document) + rare-term records, reranked by a "

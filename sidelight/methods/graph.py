@@ -65,40 +65,26 @@ def select_ppr_setting(dev_scores: Mapping[tuple[float, float], float]) -> tuple
     return min(items)[3]
 
 
-# ---- adjacency cache -------------------------------------------------------------------------
-def _cache(index: "Index") -> dict:
-    """Per-index controls, invalidated when the index's graph object changes (add/delete)."""
-    c = index.__dict__.get("_graph_controls")
-    if c is None or c["graph"] is not index.graph:
-        c = {"graph": index.graph, "rewire": {}}
-        index.__dict__["_graph_controls"] = c
-    return c
-
-
+# ---- control graphs, kept in the index's memo (dropped on add/delete) -------------------------------------------------------------------------
 def _empty(index: "Index") -> PPRGraph:
-    c = _cache(index)
-    if "empty" not in c:
-        c["empty"] = PPRGraph(empty_graph(index.graph.n_nodes))
-    return c["empty"]
+    return index.memo("ppr-empty", None, lambda: PPRGraph(empty_graph(index.graph.n_nodes)))
 
 
 def _stored(index: "Index") -> PPRGraph:
-    c = _cache(index)
-    if "stored" not in c:
-        c["stored"] = PPRGraph(stored_direction(index.graph))
-    return c["stored"]
+    return index.memo("ppr-stored", None, lambda: PPRGraph(stored_direction(index.graph)))
 
 
 def _degree(index: "Index") -> np.ndarray:
-    c = _cache(index)
-    if "degree" not in c:
-        c["degree"] = degree_scores(index.graph.undirected())
-    return c["degree"]
+    return index.memo("degree", None, lambda: degree_scores(index.graph.undirected()))
+
+
+def _rewires(index: "Index") -> dict[int, tuple]:
+    return index.memo("rewires", None, dict)  # seed -> (PPRGraph, report, adjacency)
 
 
 def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
     """The degree-preserving rewire of the index's undirected projection for `seed` (cached)."""
-    c = _cache(index)["rewire"]
+    c = _rewires(index)
     seed = int(seed)
     if seed not in c:
         adjacency, report = rewire(index.graph.undirected(), seed, REWIRE_ATTEMPTS_FACTOR)
@@ -109,12 +95,12 @@ def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
 def rewired_adjacency(index: "Index", seed: int):
     """The rewired symmetric adjacency itself (for checks such as degree preservation)."""
     rewired(index, seed)
-    return _cache(index)["rewire"][int(seed)][2]
+    return _rewires(index)[int(seed)][2]
 
 
 def rewire_reports(index: "Index") -> dict[int, RewireReport]:
     """Seed -> report of every rewire built so far for this index's current graph."""
-    return {s: v[1] for s, v in sorted(_cache(index)["rewire"].items())}
+    return {s: v[1] for s, v in sorted(_rewires(index).items())}
 
 
 # ---- methods ----------------------------------------------------------------------------------

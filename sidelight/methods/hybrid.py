@@ -55,12 +55,11 @@ def lexical_variant(index: "Index", stopwords: str | None = None, stem: str | No
         raise InputError(f"title_weight must be >= 1, got {title_weight}")
     if cfg == lex.tokenizer_config and tw == index.corpus.title_weight:
         return lex
-    cache = index.__dict__.setdefault("_lexical_variants", {})
-    key = (id(index.corpus), len(index.corpus), cfg, tw)
-    if key not in cache:
+    def build() -> LexicalIndex:
         texts = [" ".join([r.title] * tw + [r.text]) for r in index.corpus.records]
-        cache[key] = LexicalIndex.build(texts, cfg, lex.params)
-    return cache[key]
+        return LexicalIndex.build(texts, cfg, lex.params)
+
+    return index.memo(f"lexical-variant {cfg} {tw}", None, build)
 
 
 def rm3_query(lex: LexicalIndex, query: str, id_rank: np.ndarray, fb_docs: int = 10, fb_terms: int = 10,
