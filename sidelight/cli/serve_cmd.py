@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import IndexFormatError, InputError
-from ..index import Index
+from ..index import Index, store
 from .output import console, print_json, table
 
 
@@ -134,7 +134,7 @@ def run_log(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InputError(f"--limit must be >= 1, got {args.limit}")
     state = args.index / "state.sqlite"
-    if not (args.index / "manifest.json").exists() and not state.exists():
+    if not store.is_index_folder(args.index) and not state.exists():
         raise InputError(f"{args.index}: not an index folder")
     log = QueryLog(state)
     rows = log.entries(args.limit)
