@@ -33,7 +33,11 @@ def print_json(obj) -> None:
 
 
 def parse_params(items: list[str]) -> dict:
-    """`KEY=VALUE` pairs from the command line; a value is JSON when it parses, else a string."""
+    """`KEY=VALUE` pairs from the command line, values as text (`null` is None).
+
+    The method's declared parameter reads the text as its own type (`sidelight.methods.params`),
+    so `-p model=123` stays the string '123' and `-p alpha=abc` is refused naming the parameter.
+    """
     from ..errors import InputError
 
     params = {}
@@ -41,8 +45,5 @@ def parse_params(items: list[str]) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError(f"--param {item!r}: expected KEY=VALUE")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
+        params[key] = None if value.strip() == "null" else value
     return params

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ..index import Index
-from ..methods import available_methods, get_method
+from ..methods import get_method, method_spec, method_specs
 from .args import add_json, add_top_k, check_top_k
 from .output import parse_params, print_json, table
 
@@ -21,7 +22,8 @@ def register(sub) -> None:
     add_json(p)
     p.set_defaults(func=run_search)
 
-    m = sub.add_parser("methods", help="list the ranking methods and fusions by name")
+    m = sub.add_parser("methods", help="list the ranking methods and fusions, each with its parameters")
+    m.add_argument("names", nargs="*", metavar="METHOD", help="only these methods")
     add_json(m)
     m.set_defaults(func=run_methods)
 
@@ -42,8 +44,13 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_methods(args: argparse.Namespace) -> int:
+    specs = [method_spec(n) for n in args.names] if args.names else method_specs()
     if args.json:
-        print_json(available_methods())
+        print_json({s.name: s.to_dict() for s in specs})
         return 0
-    table(None, ["method", "what it ranks by"], available_methods().items())
+    table(None, ["method", "what it ranks by", "needs"], [(s.name, s.description, ", ".join(s.needs) or "-") for s in specs])
+    for s in specs:
+        if s.params:
+            table(f"{s.name}: -p NAME=VALUE", ["parameter", "default", "allowed", "what it does"],
+                  [(p.name, json.dumps(p.default), p.allowed(), p.doc) for p in s.params])
     return 0

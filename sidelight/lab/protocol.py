@@ -156,6 +156,19 @@ class Protocol:
         return load_beir_benchmark(self._beir_folder(), b.get("split", "test"), b.get("sample"))
 
     # ---- methods -----------------------------------------------------------------------------
+    def _check_declared_params(self, spec: dict) -> None:
+        """Every fixed parameter and every grid value, checked by the method's declaration."""
+        from ..methods import check_params
+
+        fixed = spec.get("params", {})
+        try:
+            check_params(spec["name"], fixed)
+            for key, values in spec.get("grid", {}).items():
+                for v in values:
+                    check_params(spec["name"], {**fixed, key: v})
+        except InputError as exc:
+            raise InputError(f"{self.path}: {exc}") from None
+
     def check_methods(self) -> tuple[list[dict], list[str]]:
         """(runnable method specs, skipped names); an unregistered required method is an error."""
         from ..methods import available_methods
@@ -175,6 +188,7 @@ class Protocol:
                 skipped.append(spec["name"])
         names = {s["name"] for s in runnable}
         for spec in runnable:
+            self._check_declared_params(spec)
             src = spec.get("params_from")
             if src and src not in names:
                 raise InputError(f"{self.path}: method {spec['name']!r} takes params from {src!r}, which is not run")

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InputError
 from ..structures.dense import DenseStore
 from ..structures.ranking import Ranking, check_finite, select_top, top_k
+from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
@@ -21,14 +22,17 @@ def require_dense(index: "Index") -> DenseStore:
     return index.dense
 
 
-@register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records")
+@register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records",
+          needs=("dense",))
 def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(require_dense(index).scores(query), k, index.id_rank, positive_only=False)
 
 
 @register("dense-ann", "dense via the saved HNSW graph (usearch): max(k, candidates) approximate neighbours "
           "rescored exactly; scores are exact cosines, ties by id (needs `index --ann`)",
-          candidates=100, expansion_search=None)
+          Param("candidates", int, 100, "approximate neighbours fetched before exact rescoring", low=1),
+          Param("expansion_search", int, None, "HNSW expansion at query time (null: the index's own)", low=1),
+          needs=("dense", "ann"))
 def _dense_ann(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     dense = require_dense(index)
     graph = dense.ann()  # clear error naming --ann when the index has none

@@ -44,12 +44,14 @@ from ..structures.ranking import Ranking, check_finite
 from .dense import require_dense
 from .floor_scorers import (
     DEFAULT_SCORER,
+    SCORERS,
     CrossEncoderScorer,
     DenseScorer,
     FusionScorer,
     SecondStage,
     make_scorer,
 )
+from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
@@ -307,9 +309,17 @@ def _cached_scorer(index: "Index", params: dict) -> SecondStage:
 
 @register("floor", "dense pool (query embedded as query and as document) + rare-term records, reranked by a "
                    "second stage (scorer=fusion|rrf|dense|cross-encoder); ranks the pool only",
-          pool=DEFAULT_POOL, n=DEFAULT_N, scorer=DEFAULT_SCORER, deadline_ms=None, model=None,
-          cross_encoder=None, rare_max_df=RareTerms.max_df_fraction, rare_terms=RareTerms.max_terms,
-          rare_added=RareTerms.max_added)
+          Param("pool", int, DEFAULT_POOL, "dense candidates of stage one", low=1),
+          Param("n", int, DEFAULT_N, "records the floor guarantees (the first n of the reranked pool)", low=1),
+          Param("scorer", str, DEFAULT_SCORER, "second-stage scorer", choices=SCORERS),
+          Param("deadline_ms", float, None, "time for the whole floor; null: no deadline", low=0.0),
+          Param("model", str, None, "learned-fusion model JSON for scorer=fusion (null: shipped weights)"),
+          Param("cross_encoder", str, None, "cross-encoder model spec for scorer=cross-encoder"),
+          Param("rare_max_df", float, RareTerms.max_df_fraction, "a rare term occurs in at most this share of "
+                "records", low=1e-9, high=1.0),
+          Param("rare_terms", int, RareTerms.max_terms, "rare query terms used at most", low=0),
+          Param("rare_added", int, RareTerms.max_added, "records the rare terms may add to the pool", low=0),
+          needs=("dense",))
 def _floor(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     """The reranked pool, cut at k (the floor proper is its first `n`; records outside the pool are
     not ranked, so recall beyond the pool is 0)."""

@@ -32,13 +32,20 @@ from ..graph.controls import (
 )
 from ..graph.ppr import PPRGraph, ppr_boost
 from ..structures.ranking import Ranking, top_k
+from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
     from ..index import Index
 
 #: Carrier's selected setting and the fixed walk parameters.
-PPR_DEFAULTS = dict(alpha=0.5, lam=0.1, n_seeds=20, iterations=20)
+PPR_PARAMS = (
+    Param("alpha", float, 0.5, "PPR restart probability (Carrier's grid: 0.5, 0.8)", low=0.0, high=1.0),
+    Param("lam", float, 0.1, "weight of the PPR part: (1-lam)*text + lam*walk", low=0.0, high=1.0),
+    Param("n_seeds", int, 20, "top text-ranked records the walk restarts from", low=1),
+    Param("iterations", int, 20, "power iterations of the walk", low=0),
+)
+PPR_DEFAULTS = {p.name: p.default for p in PPR_PARAMS}
 #: Carrier's development grid, in the order it was written.
 PPR_GRID = [(alpha, lam) for alpha in (0.5, 0.8) for lam in (0.1, 0.25, 0.5)]
 #: Rewire attempts per edge (Carrier: ten times the edge count).
@@ -110,13 +117,13 @@ def _boost(index: "Index", text: np.ndarray, walk: PPRGraph, params: dict) -> np
 
 
 @register("bm25+ppr", "Carrier R01: (1-lam)*maxnorm(BM25) + lam*maxnorm(PPR from the top BM25 seeds), undirected walk",
-          **PPR_DEFAULTS)
+          *PPR_PARAMS, needs=("graph",))
 def _bm25_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), index.ppr_graph, params), k, index.id_rank)
 
 
 @register("dense+ppr", "Carrier's PPR boost over dense cosines (seeds: top positive cosines), undirected walk",
-          **PPR_DEFAULTS)
+          *PPR_PARAMS, needs=("dense", "graph"))
 def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     from .dense import require_dense
 
@@ -124,24 +131,26 @@ def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranki
     return top_k(_boost(index, text, index.ppr_graph, params), k, index.id_rank, positive_only=False)
 
 
-@register("bm25+ppr:empty", "control: bm25+ppr over an empty edge set (must reproduce BM25 ranks)", **PPR_DEFAULTS)
+@register("bm25+ppr:empty", "control: bm25+ppr over an empty edge set (must reproduce BM25 ranks)", *PPR_PARAMS)
 def _bm25_ppr_empty(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), _empty(index), params), k, index.id_rank)
 
 
-@register("bm25+ppr:stored", "control: bm25+ppr walking the stored edge direction", **PPR_DEFAULTS)
+@register("bm25+ppr:stored", "control: bm25+ppr walking the stored edge direction", *PPR_PARAMS,
+          needs=("graph",))
 def _bm25_ppr_stored(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), _stored(index), params), k, index.id_rank)
 
 
 @register("bm25+ppr:rewire", "control: bm25+ppr over a degree-preserving rewire of the undirected graph (param seed)",
-          seed=1, **PPR_DEFAULTS)
+          Param("seed", int, 1, "seed of the degree-preserving rewire", low=0), *PPR_PARAMS, needs=("graph",))
 def _bm25_ppr_rewire(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     walk, _ = rewired(index, params["seed"])
     return top_k(_boost(index, index.lexical.bm25_scores(query), walk, params), k, index.id_rank)
 
 
-@register("degree", "control: query-independent ranking by undirected degree (isolated records unranked)")
+@register("degree", "control: query-independent ranking by undirected degree (isolated records unranked)",
+          needs=("graph",))
 def _degree_only(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     index.lexical.query_terms(query)  # an empty query is refused here as everywhere else
     return top_k(_degree(index), k, index.id_rank)

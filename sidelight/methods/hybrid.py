@@ -16,6 +16,7 @@ on the SciFact development queries (see bench/fusion.py); `learned` lives in `le
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,18 +25,38 @@ from ..errors import InputError
 from ..structures.fusion import RRF_K, rrf_scores
 from ..structures.lexical import LexicalIndex, _accumulate
 from ..structures.ranking import Ranking, top_k
-from ..text import TokenizerConfig
+from ..text import STOPLISTS, TokenizerConfig
 from .dense import require_dense
-from .registry import _REGISTRY, register
+from .params import Param
+from .registry import check_params, method_spec, register
 
 if TYPE_CHECKING:
     from ..index import Index
 
-#: Component options shared by every hybrid method (None / False / 0: the plain component).
-LEXICAL_OPTIONS = dict(stopwords=None, stem=None, title_weight=None,
-                       rm3=False, fb_docs=10, fb_terms=10, orig_weight=0.5)
-DENSE_OPTIONS = dict(dense_prf_docs=0, dense_prf_weight=0.5)
-COMPONENT_OPTIONS = {**LEXICAL_OPTIONS, **DENSE_OPTIONS}
+NONE = "none"  # asks for no stop list / no stemming where null means the index's own
+
+#: Component parameters shared by every hybrid method (null / false / 0: the index's own component).
+LEXICAL_PARAMS = (
+    Param("stopwords", str, None, "stop list of the fused BM25 (null: the index's own; none: no list)",
+          choices=(*STOPLISTS, NONE)),
+    Param("stem", str, None, "stemmer of the fused BM25 (null: the index's own; none: no stemming)",
+          choices=("english", NONE)),
+    Param("title_weight", int, None, "times the title is repeated (null: the corpus's own)", low=1),
+    Param("rm3", bool, False, "expand the query with RM3 pseudo-relevance feedback"),
+    Param("fb_docs", int, 10, "RM3 feedback records", low=0),
+    Param("fb_terms", int, 10, "RM3 expansion terms", low=0),
+    Param("orig_weight", float, 0.5, "RM3 weight of the original query", low=0.0, high=1.0),
+)
+DENSE_PARAMS = (
+    Param("dense_prf_docs", int, 0, "Rocchio feedback records for the query vector (0: none)", low=0),
+    Param("dense_prf_weight", float, 0.5, "Rocchio weight of the feedback centroid", low=0.0, high=1.0),
+)
+COMPONENT_OPTIONS = {p.name: p.default for p in (*LEXICAL_PARAMS, *DENSE_PARAMS)}
+
+def _with_defaults(params: tuple[Param, ...], **defaults) -> tuple[Param, ...]:
+    """The same declarations with other defaults (a method that presets a shared option)."""
+    return tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params)
+
 
 #: RM3 drops feedback terms that occur in more than this share of records (as Anserini does).
 RM3_MAX_DF_SHARE = 0.1
@@ -49,7 +70,10 @@ def lexical_variant(index: "Index", stopwords: str | None = None, stem: str | No
     The variant keeps the index's BM25 parameters; only tokenization and title repetition change.
     """
     lex = index.lexical
-    cfg = TokenizerConfig(min_length=lex.tokenizer_config.min_length, stopwords=stopwords, stem=stem)
+    own = lex.tokenizer_config
+    cfg = TokenizerConfig(min_length=own.min_length,
+                          stopwords=own.stopwords if stopwords is None else None if stopwords == NONE else stopwords,
+                          stem=own.stem if stem is None else None if stem == NONE else stem)
     tw = index.corpus.title_weight if title_weight is None else int(title_weight)
     if tw < 1:
         raise InputError(f"title_weight must be >= 1, got {title_weight}")
@@ -150,27 +174,36 @@ def normalise(scores: np.ndarray, how: str) -> np.ndarray:
 
 # ---- methods -----------------------------------------------------------------------------------
 @register("bm25+rm3", "BM25 with RM3 pseudo-relevance feedback (fb_docs, fb_terms, orig_weight)",
-          **{**LEXICAL_OPTIONS, "rm3": True})
+          *_with_defaults(LEXICAL_PARAMS, rm3=True))
 def _bm25_rm3(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(lexical_scores(index, query, params), k, index.id_rank)
 
 
 @register("dense-prf", "dense cosine after Rocchio feedback from the top dense records",
-          **{**DENSE_OPTIONS, "dense_prf_docs": 3})
+          *_with_defaults(DENSE_PARAMS, dense_prf_docs=3), needs=("dense",))
 def _dense_prf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(dense_scores(index, query, params), k, index.id_rank, positive_only=False)
 
 
-@register("rrf", "reciprocal rank fusion of complete BM25 and dense rankings, sum w/(60+rank)",
-          k_rrf=RRF_K, weights=(1.0, 1.0), **COMPONENT_OPTIONS)
+@register("rrf", "reciprocal rank fusion of complete BM25 and dense rankings, sum w/(k_rrf+rank)",
+          Param("k_rrf", int, RRF_K, "the rank offset of reciprocal rank fusion", low=1),
+          Param("weights", tuple, (1.0, 1.0), "weights of the BM25 and dense ranks", low=0.0),
+          *LEXICAL_PARAMS, *DENSE_PARAMS, needs=("dense",))
 def _rrf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     bm25, dense = complete_rankings(index, *component_scores(index, query, params))
     fused = rrf_scores([bm25, dense], len(index.ids), int(params["k_rrf"]), [float(w) for w in params["weights"]])
     return top_k(fused, k, index.id_rank)
 
 
+HYBRID_LINEAR_PARAMS = (
+    Param("alpha", float, 0.5, "weight of the normalised BM25 scores", low=0.0, high=1.0),
+    Param("norm", str, "zscore", "score normalisation before the linear combination", choices=("zscore", "minmax")),
+    *LEXICAL_PARAMS, *DENSE_PARAMS,
+)
+
+
 @register("hybrid-linear", "alpha * norm(BM25) + (1 - alpha) * norm(cosine), norm zscore or minmax",
-          alpha=0.5, norm="zscore", **COMPONENT_OPTIONS)
+          *HYBRID_LINEAR_PARAMS, needs=("dense",))
 def _hybrid_linear(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     bm25, cos = component_scores(index, query, params)
     a = float(params["alpha"])
@@ -180,16 +213,16 @@ def _hybrid_linear(index: "Index", query: str, k: int | None, params: dict) -> R
 
 #: The pipeline chosen on the 209 SciFact development queries (bench/fusion.py); test untouched.
 #: Dev nDCG@10 0.7160 (min-max linear, alpha 0.5, stemmed + stop-worded BM25, plain MiniLM cosine).
-BEST_PIPELINE: dict = {"pipeline": "hybrid-linear", "alpha": 0.5, "norm": "minmax",
-                       **{**COMPONENT_OPTIONS, "stopwords": "lucene-en-v1", "stem": "english"}}
+BEST_PARAMS = (
+    Param("pipeline", str, "hybrid-linear", "the method `best` stands for", choices=("hybrid-linear",)),
+    *_with_defaults(HYBRID_LINEAR_PARAMS, alpha=0.5, norm="minmax", stopwords="lucene-en-v1", stem="english"),
+)
 
 
-@register("best", "alias of the hybrid pipeline chosen on SciFact dev queries (params name it)", **BEST_PIPELINE)
+@register("best", "alias of the hybrid pipeline chosen on SciFact dev queries (params name it)", *BEST_PARAMS,
+          needs=("dense",))
 def _best(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     params = dict(params)
     name = params.pop("pipeline")
-    if name == "best" or name not in _REGISTRY:
-        raise InputError(f"best: unknown pipeline {name!r}")
-    fn, defaults, _ = _REGISTRY[name]
-    return fn(index, query, k, {**defaults, **params})
+    return method_spec(name).fn(index, query, k, check_params(name, params))
 

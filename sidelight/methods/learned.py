@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..structures.fusion import RRF_K
 from ..structures.ranking import Ranking, top_k
 from .hybrid import COMPONENT_OPTIONS, component_scores
+from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ def _load_cached(path: str | None) -> LearnedModel:
 # ---- splitting and fitting -----------------------------------------------------------------------
 # ---- the method ----------------------------------------------------------------------------------
 @register("learned", "logistic ranker over 5 BM25/dense features (shipped SciFact+MiniLM weights; model=path)",
-          model=None)
+          Param("model", str, None, "path of a fitted model JSON (null: the shipped SciFact + MiniLM weights)"),
+          needs=("dense",))
 def _learned(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return LearnedModel.load(params.get("model")).rank(index, query, k)

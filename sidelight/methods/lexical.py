@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..structures.fusion import rrf_scores
+from ..structures.fusion import RRF_K, rrf_scores
 from ..structures.ranking import Ranking, top_k
+from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
@@ -22,7 +23,8 @@ def _tfidf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     return top_k(index.lexical.tfidf_scores(query), k, index.id_rank)
 
 
-@register("rrf-lexical", "reciprocal rank fusion of BM25 and TF-IDF positive ranks, 1/(60+rank)", k_rrf=60)
+@register("rrf-lexical", "reciprocal rank fusion of BM25 and TF-IDF positive ranks, 1/(k_rrf+rank)",
+          Param("k_rrf", int, RRF_K, "the rank offset of reciprocal rank fusion (Cormack et al.: 60)", low=1))
 def _rrf_lexical(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     parts = [top_k(index.lexical.bm25_scores(query), None, index.id_rank),
              top_k(index.lexical.tfidf_scores(query), None, index.id_rank)]

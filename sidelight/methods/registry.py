@@ -5,15 +5,12 @@ register methods are listed in `sidelight.methods` (import `get_method` from the
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-import numpy as np
-
 from ..errors import InputError
 from ..structures.ranking import Ranking
+from .params import Param
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -33,76 +30,71 @@ class Method:
         return self.fn(index, query, k, self.params)
 
 
-_REGISTRY: dict[str, tuple[RankFn, dict, str]] = {}
+@dataclass(frozen=True)
+class MethodSpec:
+    """What the registry knows of a method: its function, declared parameters, description and needs."""
+
+    name: str
+    fn: RankFn = field(repr=False)
+    params: tuple[Param, ...]
+    description: str
+    needs: tuple[str, ...] = ()  # what the index must hold besides BM25: "dense", "ann", "graph"
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "needs": list(self.needs),
+                "params": [p.to_dict() for p in self.params]}
 
 
-def register(name: str, description: str, **defaults) -> Callable[[RankFn], RankFn]:
-    """Decorator adding a method to the registry with its default parameters."""
+_REGISTRY: dict[str, MethodSpec] = {}
+
+
+def register(name: str, description: str, *params: Param, needs: tuple[str, ...] = ()) -> Callable[[RankFn], RankFn]:
+    """Decorator adding a method to the registry with its declared parameters."""
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        raise ValueError(f"method {name!r} declares a parameter twice")
 
     def wrap(fn: RankFn) -> RankFn:
-        _REGISTRY[name] = (fn, defaults, description)
+        _REGISTRY[name] = MethodSpec(name, fn, tuple(params), description, tuple(needs))
         return fn
 
     return wrap
 
 
-#: Types of the parameters whose default is None (None itself is always accepted for them).
-OPTIONAL_PARAM_TYPES: dict[str, type] = {"stopwords": str, "stem": str, "title_weight": int,
-                                         "expansion_search": int, "deadline_ms": float, "model": str,
-                                         "cross_encoder": str}
-
-_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string",
-               tuple: "a list of finite numbers"}
+def method_spec(name: str) -> MethodSpec:
+    """The declaration of a registered method (a clear error for an unknown name)."""
+    if name not in _REGISTRY:
+        raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
 
 
-def _fits(value, kind: type) -> bool:
-    if kind is bool:
-        return isinstance(value, (bool, np.bool_))
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if kind is int:
-        return isinstance(value, numbers.Integral)
-    if kind is float:
-        return isinstance(value, numbers.Real) and math.isfinite(value)
-    if kind is tuple:
-        return isinstance(value, (list, tuple)) and all(_fits(v, float) for v in value)
-    return isinstance(value, kind)
-
-
-def check_params(name: str, defaults: dict, params: dict) -> None:
-    """Refuse a parameter the method does not take, or a value not of its default's type.
-
-    The expected type is that of the default (an int default takes integers, a float default any
-    finite number, a tuple default a list of numbers); a None default takes None or the type in
-    `OPTIONAL_PARAM_TYPES` (anything when the name is not listed there).
-    """
-    unknown = set(params) - set(defaults)
+def check_params(name: str, params: dict) -> dict:
+    """The method's defaults updated with `params`, each checked against its declaration."""
+    spec = method_spec(name)
+    declared = {p.name: p for p in spec.params}
+    unknown = sorted(set(params) - set(declared))
     if unknown:
-        key = sorted(unknown)[0]
-        hint = " (the ranking depth is -k / --depth, not a method parameter)" if key in ("k", "depth") else ""
-        raise InputError(f"method {name!r} takes no parameter {key!r}{hint}")
-    for key, value in params.items():
-        default = defaults[key]
-        if default is None:
-            kind = OPTIONAL_PARAM_TYPES.get(key)
-            if value is None or kind is None:
-                continue
-        else:
-            kind = next((t for t in (bool, int, float, str, tuple) if _fits(default, t)), type(default))
-        if not _fits(value, kind):
-            expected = _TYPE_NAMES.get(kind, type(default).__name__) + (" or null" if default is None else "")
-            raise InputError(f"method {name!r}: parameter {key!r} must be {expected}, "
-                             f"got {value!r} ({type(value).__name__})")
+        key = unknown[0]
+        hint = " (the ranking depth is -k/--top-k, not a method parameter)" if key in ("k", "depth") else ""
+        takes = ", ".join(declared) if declared else "no parameters"
+        raise InputError(f"method {name!r} takes no parameter {key!r}{hint}; it takes {takes}")
+    return {**spec.defaults(), **{key: declared[key].check(name, value) for key, value in params.items()}}
 
 
 def get_method(name: str, /, **params) -> Method:
-    if name not in _REGISTRY:
-        raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
-    fn, defaults, _ = _REGISTRY[name]
-    check_params(name, defaults, params)
-    return Method(name, fn, {**defaults, **params})
+    """A registered method with checked parameters (`get_method("bm25+ppr", alpha=0.8)`)."""
+    spec = method_spec(name)
+    return Method(name, spec.fn, check_params(name, params))
 
 
 def available_methods() -> dict[str, str]:
     """Method name -> one-line description."""
-    return {n: d for n, (_, _, d) in sorted(_REGISTRY.items())}
+    return {n: spec.description for n, spec in sorted(_REGISTRY.items())}
+
+
+def method_specs() -> list[MethodSpec]:
+    """Every registered method's declaration, by name."""
+    return [spec for _, spec in sorted(_REGISTRY.items())]

@@ -282,12 +282,14 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         return _json(openapi_document())
 
     async def methods(request: Request) -> Response:
-        return _json({"methods": await run_in_threadpool(service.methods)})
+        return _json({"methods": await run_in_threadpool(service.methods),
+                      "parameters": await run_in_threadpool(service.method_specs)})
 
     async def search(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "method", "k", "budget_ms"})
+        a = _only(await _args(request), {"query", "method", "k", "budget_ms", "params"})
         return _json(await run_in_threadpool(lambda: service.search(
-            a.get("query"), a.get("method") or "bm25", a.get("k"), a.get("budget_ms"), log=request.method == "POST")))
+            a.get("query"), a.get("method") or "bm25", a.get("k"), a.get("budget_ms"), a.get("params"),
+            log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
         a = _only(await _body(request), {"query", "limit", "budget_ms", "dense"})
@@ -429,8 +431,10 @@ LABELS = {"budget_ms": {"type": "integer"}, "elapsed_ms": {"type": "number"},
 
 
 def openapi_document() -> dict:
+    PARAMS = {"type": "object", "description": "the method's declared parameters (GET /api/methods lists them)"}
     gp_search = [_q("q", QUERY, True, "query"), _q("method", {"type": "string", "default": "bm25"}),
-                 _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}), _q("budget_ms", BUDGET)]
+                 _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}), _q("budget_ms", BUDGET),
+                 _q("params", {"type": "string", "description": "the method's parameters as a JSON object"})]
     gp_floor = [_q("q", QUERY, True, "query"), _q("n", {"type": "integer", "minimum": 1, "maximum": MAX_K}),
                 _q("budget_ms", BUDGET)]
     read_only = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
@@ -496,7 +500,8 @@ def openapi_document() -> dict:
                                                        "token": {"type": "string"}}},
         "SearchRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
             "query": QUERY, "method": {"type": "string", "default": "bm25"},
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}, "budget_ms": BUDGET}},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}, "budget_ms": BUDGET,
+            "params": PARAMS}},
         "SearchResult": {"type": "object", "properties": {
             "query": {"type": "string"}, "method": {"type": "string"}, "method_used": {"type": "string"},
             "k": {"type": "integer"}, "hits": {"type": "array", "items": {"type": "object"}}, **LABELS}},

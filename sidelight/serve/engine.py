@@ -23,7 +23,7 @@ from ..errors import InputError, SidelightError
 from ..feedback.state import CAP_FACTOR
 from ..lanes.channels import DESCRIPTIONS, LaneResult, dense_lane, lexical_lane, relation_lane
 from ..methods.floor import DEFAULT_N, build_floor
-from ..methods import available_methods, get_method
+from ..methods import available_methods, get_method, method_spec, method_specs
 from ..lanes.relation import RELATION_DEFAULTS
 from . import budget as B
 from .connections import VERDICTS, SerendipityLane
@@ -31,10 +31,8 @@ from .dense_model import DenseModel
 from .labview import corpus_stats, latest_report, report_info
 from .querylog import QueryLog
 from .validate import (MAX_DIAL, MAX_EDGES, MAX_K, MAX_LIMIT, ApiError, check_bool, check_int, check_node_id,
+                       check_params_object,
                        check_query, check_sha256, check_trace_id, check_verdict)
-
-# Methods that encode the query with the dense model (they wait for it, so they fall back while it loads).
-DENSE_METHODS = frozenset({"dense", "dense-prf", "rrf", "hybrid-linear", "best", "learned", "dense+ppr", "floor"})
 
 # What /health lists under "features": every one ships with the package (data may still be missing).
 FEATURES = {"floor": True, "connections": True, "reveal": True, "verdicts": True}
@@ -179,13 +177,18 @@ class Service:
     def methods(self) -> dict:
         return available_methods()
 
-    def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None, *,
-               log: bool = True) -> dict:
-        """`log=False` (the read-only HTTP GET form) writes no query-log row; a method search stores no trace."""
-        return (self._logged if log else self._quiet)("search", query,
-                                                      lambda: self._search(query, method, k, budget_ms))
+    def method_specs(self) -> dict:
+        """Every method's declaration: description, needs and parameters (name, type, default, allowed)."""
+        return {s.name: s.to_dict() for s in method_specs()}
 
-    def _search(self, query, method, k, budget_ms) -> dict:
+    def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None, params: Any = None, *,
+               log: bool = True) -> dict:
+        """`params`: the method's parameters (checked by its declaration). `log=False` (the read-only
+        HTTP GET form) writes no query-log row; a method search stores no trace."""
+        return (self._logged if log else self._quiet)("search", query,
+                                                      lambda: self._search(query, method, k, budget_ms, params))
+
+    def _search(self, query, method, k, budget_ms, params=None) -> dict:
         q = check_query(query)
         k = check_int(k, "k", 1, MAX_K, 10)
         b = self._budget(budget_ms)
@@ -193,7 +196,8 @@ class Service:
         methods = self.methods()
         if not isinstance(method, str) or method not in methods:
             raise ApiError(400, "unknown_method", f"unknown method {method!r}", available=sorted(methods))
-        needs_dense = method in DENSE_METHODS or "dense" in method
+        chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
+        needs_dense = "dense" in method_spec(method).needs
         if needs_dense and self.index.dense is None:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs dense vectors and this index has "
                            "none; rebuild it with `sidelight index SOURCE --dense minilm`, or use a lexical method")
@@ -204,7 +208,7 @@ class Service:
             used = "bm25"
         elif method != "bm25":  # BM25 is the floor of every answer: never cut, always run here
             try:
-                ranking = b.run(self.pool, method, lambda: get_method(method).rank(self.index, q, k),
+                ranking = b.run(self.pool, method, lambda: chosen.rank(self.index, q, k),
                                 fallback=B.BM25)
             except B.StageCut:
                 used = "bm25"

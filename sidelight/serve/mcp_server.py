@@ -55,7 +55,8 @@ SEARCH = (
     "Top-k records of one named ranking method (default 'bm25'; others include 'tfidf', 'dense', 'rrf', "
     "'bm25+ppr'; see the readiness resource for the list). Scores compare only within the method. Stores no "
     "trace, so its hits cannot be credited: use search_channels when you may report what you used. A dense "
-    "method answers with BM25 and fallback='lexical-only' while the model loads.")
+    "method answers with BM25 and fallback='lexical-only' while the model loads. `params` sets the method's "
+    "declared parameters (e.g. {\"alpha\": 0.8} for bm25+ppr; the readiness resource lists each method's).")
 
 CONNECTIONS = (
     "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "
@@ -122,8 +123,8 @@ def build_server(service: Service, name: str = "sidelight"):
         return call(service.feedback, trace_id, node_id)
 
     @server.tool(name="search", description=SEARCH)
-    def search(query: str, method: str = "bm25", k: int = 10) -> dict[str, Any]:
-        return call(service.search, query, method, k)
+    def search(query: str, method: str = "bm25", k: int = 10, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return call(service.search, query, method, k, None, params)
 
     @server.tool(name="connections", description=CONNECTIONS)
     def connections(query: str, dial: int = 3) -> dict[str, Any]:

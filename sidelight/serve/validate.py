@@ -6,6 +6,7 @@ codes are the API's contract: a client can switch on ``code``.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -79,6 +80,23 @@ def check_bool(value: Any, name: str, default: bool) -> bool:
         return value.strip().lower() in TRUE_WORDS
     raise ApiError(400, f"bad_{name}", f"{name} must be a boolean (true or false; as a string also "
                    f"{'/'.join(TRUE_WORDS)} or {'/'.join(FALSE_WORDS)}), got {value!r}")
+
+
+def check_params_object(value: Any) -> dict:
+    """Method parameters: a JSON object (or its text, from a query string); absent is {}.
+
+    Only the shape is checked here; each value is checked by the method's declaration (`get_method`).
+    """
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ApiError(400, "bad_params", f"params must be a JSON object, got {value[:80]!r}") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, "bad_params", f"params must be an object of NAME: VALUE, got {type(value).__name__}")
+    return value
 
 
 def check_trace_id(value: Any) -> str:

@@ -107,13 +107,13 @@ def test_state_file_that_is_not_a_database(index, capsys, argv):
 
 # ---- -p values of the wrong type ----------------------------------------------------------------------
 @pytest.mark.parametrize("method, param, says", [
-    ("bm25+ppr", "alpha=abc", "method 'bm25+ppr': parameter 'alpha' must be a finite number, got 'abc' (str)"),
+    ("bm25+ppr", "alpha=abc", "method 'bm25+ppr': parameter 'alpha' must be a finite number in [0, 1], got 'abc' (str)"),
     ("bm25+ppr", "alpha=NaN", "parameter 'alpha' must be a finite number"),
-    ("bm25+rm3", "fb_docs=x", "method 'bm25+rm3': parameter 'fb_docs' must be an integer, got 'x' (str)"),
-    ("bm25+rm3", "fb_docs=2.5", "parameter 'fb_docs' must be an integer, got 2.5 (float)"),
+    ("bm25+rm3", "fb_docs=x", "method 'bm25+rm3': parameter 'fb_docs' must be an integer >= 0, got 'x' (str)"),
+    ("bm25+rm3", "fb_docs=2.5", "parameter 'fb_docs' must be an integer >= 0, got '2.5' (str)"),
     ("bm25+rm3", "rm3=1", "parameter 'rm3' must be true or false"),
-    ("bm25+rm3", "stem=5", "parameter 'stem' must be a string or null"),
-    ("bm25+ppr:rewire", "seed=abc", "method 'bm25+ppr:rewire': parameter 'seed' must be an integer, got 'abc'"),
+    ("bm25+rm3", "stem=5", "parameter 'stem' must be one of english, none or null"),
+    ("bm25+ppr:rewire", "seed=abc", "method 'bm25+ppr:rewire': parameter 'seed' must be an integer >= 0, got 'abc'"),
     ("bm25", "k=abc", "method 'bm25' takes no parameter 'k' (the ranking depth is -k"),
     ("bm25", "name=x", "method 'bm25' takes no parameter 'name'"),
 ])
@@ -123,7 +123,7 @@ def test_method_parameter_of_the_wrong_type(index, capsys, method, param, says):
 
 def test_method_parameter_of_the_wrong_type_in_eval(index, eval_files, capsys):
     refused(capsys, _eval(index, *eval_files, "--method", "bm25+ppr", "-p", "lam=high"),
-            "parameter 'lam' must be a finite number, got 'high'")
+            "parameter 'lam' must be a finite number in [0, 1], got 'high'")
     refused(capsys, _eval(index, *eval_files, "-p", "k=5"), "takes no parameter 'k'")
 
 

@@ -54,3 +54,17 @@ def test_implementation_hash_tracks_files(tmp_path):
     assert sorted(files) == ["a.py", "sub/b.txt"]
     (tmp_path / "a.py").write_text("x = 2\n")
     assert implementation_hash(tmp_path)[0] != h1
+
+
+def test_grid_values_are_checked_by_the_method_declaration(tmp_path):
+    data = json.loads((REPO / "protocols" / "foldoc-carrier-v1.json").read_text())
+    data["benchmark"]["path"] = str(REPO / "benchmarks" / "foldoc-concepts-v1.jsonl")
+    ppr = next(m for m in data["methods"] if m["name"] == "bm25+ppr")
+    ppr["grid"]["alpha"] = [0.5, 1.5]  # out of [0, 1]
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"p\.json: method 'bm25\+ppr': parameter 'alpha' must be a finite number in \[0, 1\]"):
+        load_protocol(tmp_path / "p.json").check_methods()
+    ppr["grid"] = {"alhpa": [0.5]}
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="takes no parameter 'alhpa'"):
+        load_protocol(tmp_path / "p.json").check_methods()

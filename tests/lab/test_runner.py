@@ -12,14 +12,15 @@ import pytest
 from sidelight.cli import main
 from sidelight.lab import protocol as protocol_mod
 from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, reproduce, run_split
-from sidelight.methods import register
+from sidelight.methods import Param, register
 from sidelight.structures.ranking import top_k
 
 WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron sigma tau upsilon phi chi psi "
          "omega river stone cloud field light shadow glass metal paper water fire earth wind").split()
 
 
-@register("lab-test-jitter", "test only: BM25 plus seeded per-record jitter", w=0.0, seed=0)
+@register("lab-test-jitter", "test only: BM25 plus seeded per-record jitter",
+          Param("w", float, 0.0, "jitter amplitude"), Param("seed", int, 0, "jitter seed"))
 def _jitter(index, query, k, params):
     s = index.lexical.bm25_scores(query)
     noise = np.array([zlib.crc32(f"{params['seed']}:{i}".encode()) % 1000 for i in index.ids]) / 1000.0

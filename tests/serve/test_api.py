@@ -337,3 +337,41 @@ def test_dense_too_slow_is_cut():
         s = c.get("/api/search", params={"q": "alpha", "method": "dense", "budget_ms": 200}).json()
         assert s["method_used"] == "bm25" and s["fallback"] == "bm25" and s["partial"] is True
     svc.close()
+
+
+# ---- method parameters through the registry ---------------------------------------------------------
+
+def test_search_takes_method_params_checked_by_their_declaration(client, service):
+    from sidelight.methods import get_method
+
+    r = client.post("/api/search", json={"query": "lisp machine", "method": "bm25+ppr", "k": 5,
+                                         "params": {"alpha": 0.8, "lam": 0.5}})
+    assert r.status_code == 200, r.text
+    want = get_method("bm25+ppr", alpha=0.8, lam=0.5).rank(service.index, "lisp machine", 5)
+    assert [h["id"] for h in r.json()["hits"]] == [service.index.ids[p] for p in want.positions]
+    got = client.get('/api/search?q=lisp+machine&method=bm25%2Bppr&k=5&params={"alpha":0.8,"lam":0.5}').json()
+    assert got["hits"] == r.json()["hits"]  # the GET form takes the same object as JSON text
+    bad = err(client.post("/api/search", json={"query": "lisp", "method": "bm25+ppr", "params": {"alpha": "abc"}}),
+              400, "bad_input")
+    assert "parameter 'alpha' must be a finite number in [0, 1]" in bad["message"]
+    err(client.post("/api/search", json={"query": "lisp", "method": "bm25", "params": {"alpha": 1}}), 400, "bad_input")
+    err(client.post("/api/search", json={"query": "lisp", "params": [1]}), 400, "bad_params")
+    specs = client.get("/api/methods").json()["parameters"]
+    assert {p["name"] for p in specs["bm25+ppr"]["params"]} == {"alpha", "lam", "n_seeds", "iterations"}
+    assert specs["dense"]["needs"] == ["dense"]
+
+
+def test_mcp_search_takes_method_params(service):
+    import anyio
+    from mcp import Client
+
+    from sidelight.serve.mcp_server import build_server
+
+    async def session():
+        async with Client(build_server(service)) as c:
+            r = await c.call_tool("search", {"query": "lisp", "method": "bm25+ppr", "params": {"lam": 2}})
+            assert r.is_error and "parameter 'lam' must be a finite number in [0, 1]" in r.content[0].text
+            ok = await c.call_tool("search", {"query": "lisp", "method": "bm25+ppr", "params": {"lam": 0.5}})
+            assert not ok.is_error and ok.structured_content["hits"]
+
+    anyio.run(session)
