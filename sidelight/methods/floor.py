@@ -57,8 +57,10 @@ from .registry import register
 if TYPE_CHECKING:
     from ..index import Index
 
-DEFAULT_POOL = 376
-DEFAULT_N = 28
+# The floor's size, as the serendipity seed document specifies it (shared/seeds/heart-of-gold-serendipity.txt,
+# "The floor"): "A cosine search returns a pool of 376 chunks [...] and the top 28 form the floor."
+DEFAULT_POOL = 376  # candidates from the cosine search, before the lexical channel adds rare-term records
+DEFAULT_N = 28  # passages kept after reranking: the floor
 
 
 @dataclass(frozen=True)
