@@ -6,6 +6,11 @@ import argparse
 import json
 from pathlib import Path
 
+from ..serendipity.certify import MIN_CHANCE
+from ..serendipity.reveal import CONNECTIONS_SEED
+from ..serendipity.sae import SAE_SEED
+from ..serendipity.seating import DEFAULT_DIAL, MAX_DIAL
+from ..serendipity.verdicts import CALIBRATION_SIZE
 from .args import add_deprecated, add_json, add_output, add_top_k, check_top_k
 from .output import console, print_json, table
 
@@ -21,11 +26,12 @@ def register(sub) -> None:
     add_deprecated(p, "-k", "sae_k", "--sae-k", int)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--budget", type=int, default=96, help="tokens per chunk window")
-    p.add_argument("--min-chance", type=float, default=28.0)
+    p.add_argument("--min-chance", type=float, default=MIN_CHANCE,
+                   help="a pair's co-occurrence over its chance expectation, at least (default %(default)s)")
     p.add_argument("--quantile", type=float, default=0.99)
     p.add_argument("--placebo-draws", type=int, default=5)
     p.add_argument("--placebo-ratio", type=float, default=0.2)
-    p.add_argument("--seed", type=int, default=17, help="SAE seed")
+    p.add_argument("--seed", type=int, default=SAE_SEED, help="SAE seed")
     p.add_argument("--rebuild", action="store_true", help="rebuild every stage")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_certify)
@@ -33,9 +39,9 @@ def register(sub) -> None:
     c = sub.add_parser("connections", help="the floor with certified connections seated blind by a dial")
     c.add_argument("index", type=Path)
     c.add_argument("query")
-    c.add_argument("--dial", type=int, default=3, help="seats offered, 0..28")
+    c.add_argument("--dial", type=int, default=DEFAULT_DIAL, help=f"seats offered, 0..{MAX_DIAL}")
     c.add_argument("--session", default="default", help="session id (leximin marker usage is per session)")
-    c.add_argument("--seed", type=int, default=42)
+    c.add_argument("--seed", type=int, default=CONNECTIONS_SEED)
     add_top_k(c, 8, "passages printed (--json holds them all)", old=("--show",))
     c.add_argument("--answer-hash", metavar="SHA256", help="SHA-256 of the answer: reveal the panel for this trace")
     c.add_argument("--trace", help="with --answer-hash: reveal an earlier trace instead of running the query again")
@@ -49,17 +55,17 @@ def register(sub) -> None:
     add_json(r, "print the revealed panel as JSON")
     r.set_defaults(func=run_reveal)
 
-    v = sub.add_parser("verdict", help="human verdicts (useful/petunia, not useful/whale), rulings, calibration")
+    v = sub.add_parser("verdict", help="human verdicts (useful / not useful), rulings, calibration")
     v.add_argument("index", type=Path)
     v.add_argument("--pair", nargs=2, metavar=("A", "B"))
     v.add_argument("--marker", type=str, help="marker number (fNNN or NNN)")
-    v.add_argument("--verdict", help="useful | not useful | petunia | whale")
+    v.add_argument("--verdict", help="useful | not useful")
     v.add_argument("--who", default="author")
     v.add_argument("--note")
     v.add_argument("--trace")
     v.add_argument("--rule-out", action="store_true", help="rule the --marker or the --pair out of future seating")
     v.add_argument("--calibration", action="store_true", help="reserve the calibration sample and report precision")
-    v.add_argument("--size", type=int, default=129, help="calibration sample size")
+    v.add_argument("--size", type=int, default=CALIBRATION_SIZE, help="calibration sample size")
     add_json(v, "print the recorded verdict, ruling and precision as JSON")
     v.set_defaults(func=run_verdict)
 

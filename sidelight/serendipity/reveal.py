@@ -21,11 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..methods.floor import DEFAULT_N, DEFAULT_POOL, build_floor
 from .db import SerDB, now
-from .seating import CertificateRefused, MAX_DIAL, pair_panel, rng_for, select_seats
+from .seating import DEFAULT_DIAL, MAX_DIAL, CertificateRefused, pair_panel, rng_for, select_seats
 from .store import Serendipity
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# The default seed of the seating draw and the blind mix: an arbitrary fixed value (no specification names
+# one); a trace stores the seed it used.
+CONNECTIONS_SEED = 42
 
 
 class RevealRefused(InputError):
@@ -35,22 +39,16 @@ class RevealRefused(InputError):
 @dataclass
 class FloorResult:
     positions: list[int]
-    source: str  # "floor" or "stand-in: bm25 top-n" / "stand-in: dense top-n"
+    source: str  # "floor (SCORER)" or "stand-in: bm25 top-n (...)"
     partial: bool
 
 
-def get_floor(index, query: str, n: int = 28, pool: int = 376, deadline_s: float | None = None) -> FloorResult:
+def get_floor(index, query: str, n: int = DEFAULT_N, pool: int = DEFAULT_POOL,
+              deadline_s: float | None = None) -> FloorResult:
     """The floor, or the documented stand-in when `build_floor` cannot run on this index."""
     if index.dense is not None:
-        try:
-            from ..methods.floor import build_floor
-        except ImportError:
-            build_floor = None
-        if build_floor is not None:
-            fl = build_floor(index, query, pool=pool, n=n, deadline_s=deadline_s)
-            return FloorResult([int(h.position) for h in fl.hits], f"floor ({fl.scorer})", bool(fl.partial))
-        hits = index.search(query, "dense", n)
-        return FloorResult([index.corpus.position[h.id] for h in hits], "stand-in: dense top-n", False)
+        fl = build_floor(index, query, pool=pool, n=n, deadline_s=deadline_s)
+        return FloorResult([int(h.position) for h in fl.hits], f"floor ({fl.scorer})", bool(fl.partial))
     hits = index.search(query, "bm25", n)
     return FloorResult([index.corpus.position[h.id] for h in hits], "stand-in: bm25 top-n (index has no dense vectors)",
                        False)
@@ -76,9 +74,9 @@ def _offsets(ser: Serendipity) -> np.ndarray:
     return ser._offs
 
 
-def connections(ser: Serendipity, query: str, dial: int = 3, session_id: str = "default", seed: int = 42,
-                n: int = 28, pool: int = 376, min_floor_support: int = 2, db: SerDB | None = None,
-                floor: FloorResult | None = None) -> dict:
+def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_id: str = "default",
+                seed: int = CONNECTIONS_SEED, n: int = DEFAULT_N, pool: int = DEFAULT_POOL, min_floor_support: int = 2,
+                db: SerDB | None = None, floor: FloorResult | None = None) -> dict:
     """Floor + blind-mixed seated passages; returns the mixed list and the trace id (panel withheld)."""
     if not query or not query.strip():
         raise InputError("empty query")

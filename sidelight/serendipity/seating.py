@@ -1,4 +1,4 @@
-"""Seating: certified connections offered beside the floor, by a dial of 0..28 seats.
+"""Seating: certified connections offered beside the floor, by a dial of 0..`MAX_DIAL` (28) seats.
 
 Eligible pair: certified, exactly one end on the floor, its marker in the query/floor profile
 (active in the query's SAE code, or in at least ``min_floor_support`` floor passages — a floor
@@ -23,7 +23,12 @@ import numpy as np
 
 from ..errors import InputError
 
+# The dial's range, from the serendipity seed document (shared/seeds/heart-of-gold-serendipity.txt,
+# "Seating"): "The dial offers no seats, one seat, or up to 28 seats." It equals the floor's size
+# (sidelight.methods.floor.DEFAULT_N) in that document, but it is a separate setting.
 MAX_DIAL = 28
+# The dial when none is given: the seed document's worked example "used dial 3".
+DEFAULT_DIAL = 3
 
 
 class CertificateRefused(InputError):
@@ -63,7 +68,7 @@ class Seating:
                  f"  pool built from {self.touching} certified pair(s) touching the {self.floor_entries_touched} "
                  f"floor entries: {self.both_on_floor} both ends on the floor,",
                  f"  {self.outside_profile} marker outside the query/floor feature profile, "
-                 f"{self.ruled_out} author-ruled whale(s)"]
+                 f"{self.ruled_out} ruled out as not useful"]
         if self.shortfall > 0:
             lines.append(f"  undersubscribed: only {self.eligible_markers} distinct marker(s) were eligible"
                          + (f"; {self.shortfall} seat(s) left empty" if self.dial else ""))

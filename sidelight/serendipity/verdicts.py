@@ -1,7 +1,7 @@
 """Human verdicts on seated connections, rulings, and a calibration sample with Wilson precision.
 
-Verdicts are a person's judgement ("useful" / "not useful"; the seed's aliases: "petunia" =
-useful, "whale" = not useful). They are stored in ``ser_verdicts`` and never mixed with automatic
+Verdicts are a person's judgement, `USEFUL` or `NOT_USEFUL` (other accepted spellings: `ALIASES`).
+They are stored in ``ser_verdicts`` and never mixed with automatic
 labels (``ser_auto_labels``, e.g. a model panel), which `record_auto_label` writes separately.
 A ruling (``ser_rulings``) takes a marker or a pair out of all future seating.
 
@@ -20,11 +20,26 @@ import numpy as np
 from ..errors import InputError
 from .db import SerDB, now
 
-ALIASES = {"useful": "useful", "petunia": "useful", "yes": "useful",
-           "not useful": "not useful", "not-useful": "not useful", "whale": "not useful", "no": "not useful"}
+USEFUL = "useful"
+NOT_USEFUL = "not useful"
+VERDICTS = (USEFUL, NOT_USEFUL)
+# Every accepted input spelling (lower case) -> the verdict stored. "petunia" and "whale" are the serendipity
+# seed document's names for the two verdicts (shared/seeds/heart-of-gold-serendipity.txt, "The words the panel
+# uses" and the worked example: a petunia is a connection found useful, a whale one rejected); they are
+# accepted as input, never stored or printed.
+ALIASES = {USEFUL: USEFUL, "petunia": USEFUL, "yes": USEFUL,
+           NOT_USEFUL: NOT_USEFUL, "not-useful": NOT_USEFUL, "whale": NOT_USEFUL, "no": NOT_USEFUL}
+
+# The calibration sample: the seed document reserves "a set of 129 pairs [...] for human calibration"
+# ("Where it stands"). Its seed is an arbitrary fixed value (set equal to the size); a certificate's sample is
+# stored when first drawn, so the seed only matters for a new certificate.
+CALIBRATION_SIZE = 129
+CALIBRATION_SEED = 129
+# The normal quantile of a two-sided 95% interval, Phi^-1(0.975) (= scipy.stats.norm.ppf(0.975)).
+Z_95 = 1.959963984540054
 
 
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+def wilson(k: int, n: int, z: float = Z_95) -> tuple[float, float]:
     """Wilson score interval for k successes in n trials ((0, 1) when n == 0)."""
     if n <= 0:
         return 0.0, 1.0
@@ -38,7 +53,7 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
 def normalise(verdict: str) -> str:
     v = ALIASES.get(str(verdict).strip().lower())
     if v is None:
-        raise InputError(f"verdict must be one of {sorted(ALIASES)}, got {verdict!r}")
+        raise InputError(f"verdict must be {USEFUL!r} or {NOT_USEFUL!r}, got {verdict!r}")
     return v
 
 
@@ -74,7 +89,8 @@ def rule_out(db: SerDB, who: str, marker: int | None = None, pair: tuple[str, st
     return {"ruled_out": f"{a} <-> {b}"}
 
 
-def reserve_calibration(db: SerDB, certificate_id: str, pairs: dict, ids, size: int = 129, seed: int = 129) -> list[tuple]:
+def reserve_calibration(db: SerDB, certificate_id: str, pairs: dict, ids, size: int = CALIBRATION_SIZE,
+                        seed: int = CALIBRATION_SEED) -> list[tuple]:
     """A seeded sample of certified pairs reserved for human calibration (idempotent per certificate)."""
     have = db.rows("SELECT a_id, b_id, marker FROM ser_calibration WHERE certificate_id = ? ORDER BY a_id, b_id",
                    (certificate_id,))
@@ -102,7 +118,7 @@ def precision(db: SerDB, certificate_id: str | None = None) -> dict:
         calib, reserved = {(a, b) for a, b in cal}, len(cal)
 
     def summarise(items):
-        k = sum(1 for v in items if v == "useful")
+        k = sum(1 for v in items if v == USEFUL)
         lo, hi = wilson(k, len(items))
         return {"judged": len(items), "useful": k, "precision": (k / len(items)) if items else None,
                 "wilson95": [round(lo, 4), round(hi, 4)]}

@@ -531,7 +531,7 @@ def openapi_document() -> dict:
             "query": QUERY, "n": {"type": "integer", "minimum": 1, "maximum": MAX_K}, "budget_ms": BUDGET}},
         "ConnectionsRequest": {"type": "object", "required": ["query"], "properties": {
             "query": QUERY, "dial": {"type": "integer", "minimum": 0, "maximum": MAX_DIAL, "default": 3,
-                                     "description": "seats offered: 0 none, 1 one, up to 28"},
+                                     "description": f"seats offered: 0 none, 1 one, up to {MAX_DIAL}"},
             "session_id": {"type": "string"}, "budget_ms": BUDGET}},
         "RevealRequest": {"type": "object", "required": ["trace_id", "answer_sha256"], "properties": {
             "trace_id": TRACE, "answer_sha256": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}}},

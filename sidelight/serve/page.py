@@ -2,8 +2,11 @@
 
 Kept as a Python string so it ships inside the package with no package-data entry. `create_app` puts the
 server's page token in place of `TOKEN_PLACEHOLDER` (a meta tag); the page sends it back as the
-``X-Sidelight-Token`` header of every POST (the calls that store traces and feedback).
+``X-Sidelight-Token`` header of every POST (the calls that store traces and feedback). The dial's
+range and default are the serendipity lane's (`MAX_DIAL`, `DEFAULT_DIAL`), put in when this module loads.
 """
+
+from .validate import DEFAULT_DIAL, MAX_DIAL
 
 TOKEN_PLACEHOLDER = "__SIDELIGHT_PAGE_TOKEN__"
 
@@ -162,7 +165,7 @@ function connHtml() {
     <p class="desc">The serendipity lane (connections with a dial, revealed after your answer's hash) is not available in this build yet.</p></div>`;
   return `<div class="lane" id="conn" data-channel="connections"><h2><span>connections</span></h2>
     <p class="desc">Write your answer first; the panel is revealed only after its SHA-256 is recorded.</p>
-    <label class="small">dial <input id="dial" type="range" min="0" max="28" value="3"> <span id="dialv">3</span></label>
+    <label class="small">dial <input id="dial" type="range" min="0" max="__MAX_DIAL__" value="__DEFAULT_DIAL__"> <span id="dialv">__DEFAULT_DIAL__</span></label>
     <button type="button" id="conn-run">fetch</button>
     <textarea id="answer" placeholder="your answer, before the reveal"></textarea>
     <button type="button" id="reveal">hash answer &amp; reveal</button><div id="conn-out"></div></div>`;
@@ -341,3 +344,4 @@ document.addEventListener("DOMContentLoaded", () => {
 </body>
 </html>
 """
+PAGE_HTML = PAGE_HTML.replace("__MAX_DIAL__", str(MAX_DIAL)).replace("__DEFAULT_DIAL__", str(DEFAULT_DIAL))

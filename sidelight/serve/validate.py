@@ -10,10 +10,11 @@ import json
 import re
 from typing import Any
 
+from ..serendipity.seating import DEFAULT_DIAL, MAX_DIAL  # noqa: F401  (re-exported: the dial's limits)
+
 MAX_QUERY_CHARS = 1_000
 MAX_K = 100
 MAX_LIMIT = 50
-MAX_DIAL = 28
 MAX_EDGES = 500
 MAX_ID_CHARS = 512
 MAX_WHO_CHARS = 200

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sidelight.corpus import Corpus, Record
+from sidelight.errors import InputError
 from sidelight.index import Index
 from sidelight.serendipity import verdicts as V
 from sidelight.serendipity.certify import CertConfig, run_certificate, word_tokens
@@ -15,7 +16,7 @@ from sidelight.serendipity.db import SerDB
 from sidelight.serendipity.markers import label_markers
 from sidelight.serendipity.reveal import RevealRefused, connections, reveal
 from sidelight.serendipity.sae import SAE, SAEConfig
-from sidelight.serendipity.seating import CertificateRefused
+from sidelight.serendipity.seating import MAX_DIAL, CertificateRefused
 from sidelight.serendipity.store import Serendipity, SerendipityConfig
 
 from tests.serendipity.synth import N_TOPICS, PER_TOPIC, PLANTED, PLANTED_MARKER, WIDTH, planted_corpus
@@ -114,7 +115,7 @@ def test_connections_reveal_and_verdicts(index):
     assert p["all"]["wilson95"] == [round(lo, 4), round(hi, 4)] and 0 < lo < 0.5 < hi < 1
     assert abs(V.wilson(8, 10)[0] - 0.4902) < 1e-3 and abs(V.wilson(8, 10)[1] - 0.9433) < 1e-3
     V.rule_out(db, "author", marker=PLANTED_MARKER)
-    res2 = connections(ser, q, dial=28, session_id="s1", seed=5, db=db, min_floor_support=1)
+    res2 = connections(ser, q, dial=MAX_DIAL, session_id="s1", seed=5, db=db, min_floor_support=1)
     seated = reveal(db, res2["trace_id"], h)["seated"]
     assert all(s["marker"] != PLANTED_MARKER for s in seated)
 
@@ -124,3 +125,12 @@ def test_failed_certificate_refused(index):
     ser.certificate.summary["verdict"] = "fail"
     with pytest.raises(CertificateRefused, match="FAILED its placebo test"):
         connections(ser, "topic0", dial=2, db=SerDB.for_index(index))
+
+
+def test_verdict_spellings_petunia_and_whale_from_the_seed_document():
+    """"petunia" / "whale" (heart-of-gold-serendipity.txt) are accepted input; only useful / not useful is stored."""
+    assert V.normalise(" Petunia ") == V.normalise("yes") == V.USEFUL == "useful"
+    assert V.normalise("WHALE") == V.normalise("not-useful") == V.NOT_USEFUL == "not useful"
+    assert set(V.ALIASES.values()) == set(V.VERDICTS)
+    with pytest.raises(InputError, match="'useful' or 'not useful'"):
+        V.normalise("maybe")
