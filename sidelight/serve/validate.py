@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ..serendipity.seating import DEFAULT_DIAL, MAX_DIAL  # noqa: F401  (re-exported: the dial's limits)
+from ..serendipity.verdicts import NOT_USEFUL, USEFUL
 
 MAX_QUERY_CHARS = 1_000
 MAX_K = 100
@@ -122,9 +123,9 @@ def check_sha256(value: Any) -> str:
 
 
 def check_verdict(verdict: Any, who: Any, note: Any, allowed: list[str]) -> tuple[str, str, str | None]:
-    """(verdict lower-cased, who stripped, note) of a human verdict."""
+    """(verdict lower-cased, who stripped, note) of a human verdict; `allowed` = its accepted spellings."""
     if not isinstance(verdict, str) or verdict.strip().lower() not in allowed:
-        raise ApiError(400, "bad_verdict", f"verdict must be one of {', '.join(allowed)}, got {verdict!r}")
+        raise ApiError(400, "bad_verdict", f"verdict must be {USEFUL!r} or {NOT_USEFUL!r}, got {verdict!r}")
     if not isinstance(who, str) or not who.strip() or len(who) > MAX_WHO_CHARS:
         raise ApiError(400, "bad_who", f"who must name the person giving the verdict (1..{MAX_WHO_CHARS} characters)")
     if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE_CHARS):
