@@ -60,7 +60,7 @@ def main() -> int:
 
     for q in EXAMPLES:
         console.rule(f"[bold]{q}")
-        print_channels(index.search_channels(q, limit=3))
+        print_channels(index.search_channels(q, limit=3).to_dict())
 
     rows, results = [], []
     for method in METHODS:
@@ -82,7 +82,7 @@ def main() -> int:
         console.print(f"[yellow]FOLDOC example skipped: {exc}[/yellow]")
         return 0
     console.rule("[bold]FOLDOC: quicksort (lexical and relation lanes)")
-    print_channels(foldoc.search_channels("quicksort", limit=5))
+    print_channels(foldoc.search_channels("quicksort", limit=5).to_dict())
     return 0
 
 

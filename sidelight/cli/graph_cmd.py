@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
+from ..errors import InputError
 from ..index import Index
-from ..lanes.channels import record_success
-from ..serve.querylog import QueryLog
+from ..serve.budget import MAX_BUDGET_MS
+from ..serve.engine import Service
+from ..serve.validate import ApiError
 from .args import add_json, add_top_k, check_top_k
 from .output import console, fmt, print_json, table
+
+CLI_MAX_LIMIT = 10_000  # hits per lane a local user may ask for (HTTP keeps its own, smaller cap)
+DENSE_WAIT_S = 300.0  # a CLI call waits this long for the dense query model before answering without it
 
 
 def register(sub) -> None:
@@ -39,62 +43,77 @@ def render_path(path: list[dict]) -> str:
     return " ".join(parts)
 
 
+def cli_service(index: Index) -> Service:
+    """The service every interface uses, for one CLI call: logged as "cli", no per-lane cap beyond sanity,
+    and the dense query model loaded before the call (a CLI call waits for it instead of falling back)."""
+    service = Service(index, interface="cli", max_limit=CLI_MAX_LIMIT).start()
+    service.wait_dense(DENSE_WAIT_S)
+    return service
+
+
 def run_channels(args: argparse.Namespace) -> int:
     k = check_top_k(args)
-    index = Index.load(args.index)
-    t = time.perf_counter()
-    result = index.search_channels(args.query, k, dense=False if args.no_dense else None)
-    QueryLog.for_index(index).append(
-        "cli", "channels", args.query, total_ms=(time.perf_counter() - t) * 1000.0,
-        lanes=[{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)} for lane in result.lanes()])
+    service = cli_service(Index.load(args.index))
+    try:
+        out = service.channels(args.query, k, MAX_BUDGET_MS, dense=not args.no_dense)
+    except ApiError as exc:
+        raise InputError(exc.message) from None
+    finally:
+        service.close()
     if args.json:
-        print_json(result.to_dict())
+        print_json(out)
         return 0
-    print_channels(result)
+    print_channels(out)
     return 0
 
 
-def print_channels(result) -> None:
-    """Each lane as its own table, relation hits with their edge paths; nothing is merged."""
-    agree = set(result.agreement_node_ids)
-    for lane in result.lanes():
-        console.print(f"[bold]{lane.channel} lane[/bold]  trace {lane.trace_id}")
-        if lane.channel == "relation":
-            seeds = ", ".join(lane.params.get("seeds", [])) or "none"
+def print_channels(envelope: dict) -> None:
+    """Each lane of a channels envelope as its own table, relation hits with their edge paths; nothing is merged."""
+    agree = set(envelope["agreement_node_ids"])
+    for name in ("lexical", "dense", "relation"):
+        lane = envelope.get(name)
+        if lane is None:
+            continue
+        console.print(f"[bold]{name} lane[/bold]  trace {lane['trace_id']}")
+        if name == "relation":
+            seeds = ", ".join(lane["params"].get("seeds", [])) or "none"
             console.print(f"[dim]relation seeds: {fmt(seeds)}[/dim]")
-        if not lane.hits:
-            console.print(f"[dim]no {lane.channel} hit[/dim]")
-        elif lane.channel == "relation":
+        hits = lane["hits"]
+        if not hits:
+            console.print(f"[dim]no {name} hit[/dim]")
+        elif name == "relation":
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], render_path(h["path"]))
-                    for h in lane.hits]
+                    for h in hits]
             table(None, ["rank", "id", "activation", "path"], rows, [True, False, True, False])
         else:
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], h["title"][:60])
-                    for h in lane.hits]
+                    for h in hits]
             table(None, ["rank", "id", "score", "title"], rows, [True, False, True, False])
+    for missing in envelope.get("missing_lanes", []):
+        console.print(f"[dim]{missing['channel']} lane left out: {missing['reason']}[/dim]")
     console.print("[dim]* in more than one lane. Scores compare only within a lane. Report back the trace id "
                   "and node id you actually used: sidelight feedback INDEX TRACE NODE[/dim]")
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    index = Index.load(args.index)
-    res = record_success(index, args.trace, args.node)
-    QueryLog.for_index(index).append("cli", "feedback", None, lanes=[
-        {"channel": res.channel, "trace_id": res.trace_id, "node_id": res.node_id, "credited": len(res.changed_edges)}])
-    changes = [{"source": c.source_id, "target": c.target_id, "type": c.type,
-                "old_weight": c.base_weight + c.delta_before, "new_weight": c.weight_after}
-               for c in res.changed_edges]
+    service = Service(Index.load(args.index), interface="cli")
+    try:
+        res = service.feedback(args.trace, args.node)
+    except ApiError as exc:
+        raise InputError(exc.message) from None
+    finally:
+        service.close()
     if args.json:
-        print_json({"trace_id": res.trace_id, "node_id": res.node_id, "channel": res.channel, "rank": res.rank,
-                    "already_recorded": res.already_recorded, "changed_edges": changes})
+        print_json(res)
         return 0
-    if res.already_recorded:
-        print(f"already recorded: {res.node_id} from {res.channel} trace {res.trace_id}; nothing changed")
+    where = f"{res['node_id']} (rank {res['rank']}) from {res['channel']} trace {res['trace_id']}"
+    changes = res["changed_edges"]
+    if res["already_recorded"]:
+        print(f"already recorded: {where}; nothing changed")
     elif not changes:
-        print(f"recorded: {res.node_id} (rank {res.rank}) from {res.channel} trace {res.trace_id}; no edge changed")
+        print(f"recorded: {where}; no edge changed")
     else:
-        print(f"recorded: {res.node_id} (rank {res.rank}) from {res.channel} trace {res.trace_id}; "
-              f"{len(changes)} edge(s) strengthened:")
+        print(f"recorded: {where}; {len(changes)} edge(s) strengthened:")
         for c in changes:
             print(f"  {c['source']} -[{c['type']}]-> {c['target']}: {c['old_weight']:.4g} -> {c['new_weight']:.4g}")
     return 0

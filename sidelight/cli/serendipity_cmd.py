@@ -87,7 +87,6 @@ def _ser(index_path: Path, build: bool = False, args=None):
 
 def run_certify(args: argparse.Namespace) -> int:
     from ..serendipity.db import SerDB, now
-
     from ..store.lock import writer_lock
 
     with writer_lock(args.index):  # certify writes INDEX/serendipity/: one writer at a time
@@ -163,10 +162,9 @@ def run_connections(args: argparse.Namespace) -> int:
 
 
 def run_reveal(args: argparse.Namespace) -> int:
+    from ..index import Index
     from ..serendipity.db import SerDB
     from ..serendipity.reveal import reveal
-
-    from ..index import Index
 
     shown = reveal(SerDB.for_index(Index.load(args.index)), args.trace, args.answer_hash)
     if args.json:
@@ -184,10 +182,9 @@ def _marker(s: str | None) -> int | None:
 
 def run_verdict(args: argparse.Namespace) -> int:
     from ..errors import InputError
+    from ..index import Index
     from ..serendipity import verdicts as V
     from ..serendipity.db import SerDB
-
-    from ..index import Index
 
     index = Index.load(args.index)
     db = SerDB.for_index(index)

@@ -103,6 +103,16 @@ class EdgeChange:
     def weight_after(self) -> float:
         return self.base_weight + self.delta_after
 
+    def to_dict(self) -> dict:
+        """The change as every interface reports it."""
+        return {"source": self.source_id, "target": self.target_id, "type": self.type, "base_weight": self.base_weight,
+                "old_weight": self.base_weight + self.delta_before, "new_weight": self.weight_after}
+
+
+def effective_weight(base, delta):
+    """base + learned delta, clipped to [0, CAP_FACTOR * base] (numbers or numpy arrays)."""
+    return np.clip(base + delta, 0.0, CAP_FACTOR * base)
+
 
 @dataclass(frozen=True)
 class FeedbackResult:
@@ -310,5 +320,5 @@ class StateStore:
                 continue
             slots = graph.slots_of(u, v, typ)
             base = graph.weights[slots]
-            w[slots] = np.clip(base + delta, 0.0, CAP_FACTOR * base)
+            w[slots] = effective_weight(base, delta)
         return w

@@ -1,5 +1,6 @@
 """Index folders: build, save atomically, load with checks, update incrementally."""
 
-from .index import Hit, Index
+from ..results import Hit, Results, Run
+from .index import Index
 
-__all__ = ["Hit", "Index"]
+__all__ = ["Hit", "Index", "Results", "Run"]

@@ -10,9 +10,8 @@ import tempfile
 import time
 import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,25 +23,19 @@ from ..feedback.state import StateStore
 from ..graph.ppr import PPRGraph
 from ..graph.store import Graph
 from ..progress import progress_bar
+from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
 from ..structures.dense import DenseStore
 from ..structures.lexical import BM25Params, LexicalIndex
 from ..text import TokenizerConfig
 from . import store
 
+if TYPE_CHECKING:
+    from ..methods import Method
+
 STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generations, never moved
 T = TypeVar("T")
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One ranked record in a lane or method result."""
-
-    id: str
-    rank: int
-    score: float
-    title: str
 
 
 class Index:
@@ -290,16 +283,39 @@ class Index:
         self._refresh()
 
     # ---- search -------------------------------------------------------------------------------
-    def search(self, query: str, method: str = "bm25", k: int = 10, **params) -> list[Hit]:
-        """Top-k hits of a named method (see `sidelight.methods`)."""
+    def search(self, query: str, method: str = "bm25", k: int = 10, **params) -> Results:
+        """Top-k hits of a named method (see `sidelight methods`; `params` are its declared parameters)."""
         from ..methods import get_method
 
-        ranking = get_method(method, **params).rank(self, query, k)
-        return self.hits(ranking)
+        return self.results(get_method(method, **params).rank(self, query, k), query, method)
 
-    def hits(self, ranking) -> list[Hit]:
+    def search_many(self, queries: Mapping[str, str] | Sequence[str], k: int = 10, method: "str | Method" = "bm25",
+                    progress: bool = False, **params) -> Run:
+        """Top-k hits of one method for many queries, as a `Run` keyed by query id.
+
+        `queries`: {query id: text}, or a list of texts (ids "0", "1", ...); `method`: a name (with
+        `params`) or a `Method`. It is resolved once; every query's hits equal `search`'s.
+        """
+        from ..methods import get_method
+
+        if not isinstance(queries, Mapping):
+            queries = {str(i): q for i, q in enumerate(queries)}
+        m = get_method(method, **params) if isinstance(method, str) else method
+        out = {}
+        with progress_bar(len(queries), f"{m.name} queries", progress) as advance:
+            for qid, text in queries.items():
+                out[qid] = self.results(m.rank(self, text, k), text, m.name)
+                advance(1)
+        return Run(out, m.name, name=m.name)
+
+    def results(self, ranking, query: str = "", method: str = "") -> Results:
+        """A `Ranking` (positions, scores) as `Results` with ids, ranks and titles."""
+        return Results(self.hits(ranking), query, method)
+
+    def hits(self, ranking, evidence: Sequence[Mapping] | None = None) -> list[Hit]:
+        """`Hit`s of a `Ranking`, best first; `evidence[i]` is attached to the i-th hit when given."""
         recs = self.corpus.records
-        return [Hit(recs[p].id, i + 1, float(s), recs[p].title)
+        return [Hit(recs[p].id, i + 1, float(s), recs[p].title, evidence[i] if evidence is not None else {})
                 for i, (p, s) in enumerate(zip(ranking.positions, ranking.scores))]
 
 

@@ -160,6 +160,7 @@ def audit(run_dir: Path) -> dict:
     stored = _load(run_dir / "test" / "result.json")
     ranks = _rankings(run_dir / "test" / "rankings")
     qrels, family, qtype = _benchmark(freeze)
+    # the protocol's STATS_SEED, written out: the auditor imports no lab protocol, metric or stats code
     stats = {"seed": 127300, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95,
              **freeze["protocol_data"].get("statistics", {})}
     problems: list[str] = []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..index import Index
 from ..methods import Method
-from ..progress import progress_bar
-from .metrics import evaluate
+from ..results import Results, Run
+from .metrics import evaluate as _evaluate_ids
 
 DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@5", "recall@100", "hit@1", "hit@10")
 
@@ -20,43 +21,40 @@ class EvalResult:
     params: dict
     n_queries: int
     metrics: dict[str, float]
-    run: dict[str, list[tuple[str, float]]] = field(repr=False, default_factory=dict)
+    run: Run = field(repr=False, default_factory=lambda: Run({}))
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        d.pop("run")
-        return d
+        return {"method": self.method, "params": self.params, "n_queries": self.n_queries, "metrics": self.metrics}
 
 
 def run_method(index: Index, method: Method, queries: dict[str, str], depth: int = 1000,
-               progress: bool = True) -> dict[str, list[tuple[str, float]]]:
-    """Query id -> [(record id, score)] best first, `depth` deep."""
-    run = {}
-    with progress_bar(len(queries), f"{method.name} queries", progress) as advance:
-        for qid, text in queries.items():
-            r = method.rank(index, text, depth)
-            run[qid] = [(index.ids[p], float(s)) for p, s in zip(r.positions, r.scores)]
-            advance(1)
-    return run
+               progress: bool = True) -> Run:
+    """The method's `Run` over `queries`, `depth` deep."""
+    return index.search_many(queries, depth, method, progress)
 
 
-def evaluate_run(run: dict[str, list[tuple[str, float]]], qrels: dict[str, dict[str, int]],
-                 metrics=DEFAULT_METRICS) -> dict[str, float]:
-    return evaluate(qrels, {q: [d for d, _ in hits] for q, hits in run.items()}, list(metrics))
+def evaluate(run: Run | Mapping[str, Results | Sequence], qrels: Mapping[str, Mapping[str, int]],
+             metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, float]:
+    """Mean of each metric (e.g. ``ndcg@10``) over the judged queries of `run`.
+
+    `run`: a `Run` (`Index.search_many`), or query id -> `Results`, ranked ids or (id, score) pairs.
+    """
+    ids = {}
+    for q, hits in run.items():
+        hits = list(hits)
+        ids[q] = [h.id if hasattr(h, "id") else h[0] if isinstance(h, (tuple, list)) else h for h in hits]
+    return _evaluate_ids(qrels, ids, list(metrics))
 
 
 def evaluate_method(index: Index, method: Method, queries: dict[str, str], qrels: dict[str, dict[str, int]],
                     metrics=DEFAULT_METRICS, depth: int = 1000, progress: bool = True) -> EvalResult:
     run = run_method(index, method, queries, depth, progress)
-    return EvalResult(method.name, dict(method.params), len(queries), evaluate_run(run, qrels, metrics), run)
+    return EvalResult(method.name, dict(method.params), len(queries), evaluate(run, qrels, metrics), run)
 
 
-def write_trec(run: dict[str, list[tuple[str, float]]], path: Path, tag: str) -> None:
-    """TREC run format: qid Q0 docid rank score tag."""
-    with open(path, "w") as f:
-        for qid, hits in run.items():
-            for rank, (doc, score) in enumerate(hits, 1):
-                f.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+def write_trec(run: Run, path: Path, tag: str) -> None:
+    """TREC run format: qid Q0 docid rank score tag (see `Results.to_trec`)."""
+    Path(path).write_text("".join(line + "\n" for q, r in run.items() for line in r.to_trec(q, tag)))
 
 
 def write_json(result: EvalResult, path: Path) -> None:

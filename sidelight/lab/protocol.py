@@ -22,7 +22,9 @@ from .metrics import parse_metric
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 _IMPL_SUFFIXES = (".py", ".txt", ".json")
-DEFAULT_STATS = {"seed": 127300, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95}
+#: The seed of the paired bootstrap and sign-flip tests (Carrier R01 §5, "seed127300").
+STATS_SEED = 127300
+DEFAULT_STATS = {"seed": STATS_SEED, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95}
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..feedback.state import FeedbackResult
+from ..results import Hit
 from ..structures.ranking import top_k
-from .relation import RELATION_DEFAULTS, SEED_RULE, hit_dicts, relation_run, trace_rows
+from .relation import RELATION_DEFAULTS, SEED_RULE, relation_hits, relation_run, trace_rows
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -58,15 +59,16 @@ class LaneResult:
 
     trace_id: str
     channel: str
-    hits: list[dict]
+    hits: list[Hit]
     params: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"trace_id": self.trace_id, "channel": self.channel, "hits": self.hits, "params": self.params}
+        return {"trace_id": self.trace_id, "channel": self.channel, "hits": [h.to_dict() for h in self.hits],
+                "params": self.params}
 
     @property
     def ids(self) -> list[str]:
-        return [h["id"] for h in self.hits]
+        return [h.id for h in self.hits]
 
 
 @dataclass(frozen=True)
@@ -84,34 +86,47 @@ class ChannelsResult:
         return [lane for lane in (self.lexical, self.dense, self.relation) if lane is not None]
 
     def to_dict(self) -> dict:
-        d = {"query": self.query, "lexical": self.lexical.to_dict()}
-        if self.dense is not None:
-            d["dense"] = self.dense.to_dict()
-        d.update(relation=self.relation.to_dict(), agreement_node_ids=list(self.agreement_node_ids),
-                 descriptions=dict(self.descriptions))
-        return d
+        return envelope(self.query, self.lexical, self.dense, self.relation, self.descriptions)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def _plain_hits(index: "Index", ranking) -> list[dict]:
-    recs = index.corpus.records
-    return [{"id": index.ids[p], "rank": i + 1, "score": float(s), "title": recs[p].title}
-            for i, (p, s) in enumerate(zip(ranking.positions.tolist(), ranking.scores.tolist()))]
+def agreement(lanes: list[LaneResult | None]) -> list[str]:
+    """Ids in at least two lanes, ascending (each lane keeps its own rank and score)."""
+    counts: dict[str, int] = {}
+    for lane in lanes:
+        for i in set(lane.ids if lane is not None else ()):
+            counts[i] = counts.get(i, 0) + 1
+    return sorted(i for i, c in counts.items() if c >= 2)
 
 
-def _store(index: "Index", query: str, channel: str, rows: list[dict], params: dict) -> str:
-    return index.state.new_trace(query, channel, rows, params)
+def envelope(query: str, lexical: LaneResult, dense: LaneResult | None, relation: LaneResult | None,
+             descriptions: dict) -> dict:
+    """The dual-lane envelope every interface returns (the Python API, the CLI, HTTP and MCP).
+
+    `dense` is left out when there is no dense lane; `relation` is None when it was cut.
+    """
+    out: dict = {"query": query, "lexical": lexical.to_dict()}
+    if dense is not None:
+        out["dense"] = dense.to_dict()
+    out["relation"] = relation.to_dict() if relation is not None else None
+    out["agreement_node_ids"] = agreement([lexical, dense, relation])
+    out["descriptions"] = dict(descriptions)
+    return out
+
+
+def _plain_lane(index: "Index", query: str, channel: str, ranking, params: dict) -> LaneResult:
+    hits = index.hits(ranking)
+    rows = [{"node_id": h.id, "rank": h.rank, "score": h.score} for h in hits]
+    return LaneResult(index.state.new_trace(query, channel, rows, params), channel, hits, params)
 
 
 def lexical_lane(index: "Index", query: str, limit: int = 10) -> LaneResult:
     """BM25 alone (the `bm25` method, ties by ascending id), stored as a lexical trace."""
     ranking = top_k(index.lexical.bm25_scores(query), limit, index.id_rank)
-    hits = _plain_hits(index, ranking)
     params = {"method": "bm25", "limit": limit, "bm25": index.lexical.params.to_dict()}
-    rows = [{"node_id": h["id"], "rank": h["rank"], "score": h["score"]} for h in hits]
-    return LaneResult(_store(index, query, "lexical", rows, params), "lexical", hits, params)
+    return _plain_lane(index, query, "lexical", ranking, params)
 
 
 def dense_lane(index: "Index", query: str, limit: int = 10,
@@ -121,10 +136,8 @@ def dense_lane(index: "Index", query: str, limit: int = 10,
 
     store = require_dense(index)
     cos = store.scores(query) if scores is None else scores
-    hits = _plain_hits(index, top_k(cos, limit, index.id_rank, positive_only=False))
     params = {"method": "dense", "limit": limit, "model": store.identity.get("name", store.spec)}
-    rows = [{"node_id": h["id"], "rank": h["rank"], "score": h["score"]} for h in hits]
-    return LaneResult(_store(index, query, "dense", rows, params), "dense", hits, params)
+    return _plain_lane(index, query, "dense", top_k(cos, limit, index.id_rank, positive_only=False), params)
 
 
 def relation_lane(index: "Index", query: str, limit: int = 10, n_seeds: int = 5, hops: int = 2, decay: float = 0.5,
@@ -135,8 +148,8 @@ def relation_lane(index: "Index", query: str, limit: int = 10, n_seeds: int = 5,
               "dense_seeds": bool(use_dense and (dense_scores is not None or index.dense is not None)),
               "seed_rule": SEED_RULE, "seeds": [index.ids[s] for s in seeds],
               "weights": "base" if weights is None else "base+overlay"}
-    trace_id = _store(index, query, "relation", trace_rows(index, hits), params)
-    return LaneResult(trace_id, "relation", hit_dicts(index, hits), params)
+    trace_id = index.state.new_trace(query, "relation", trace_rows(index, hits), params)
+    return LaneResult(trace_id, "relation", relation_hits(index, hits), params)
 
 
 def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | None = None,
@@ -160,14 +173,9 @@ def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | N
         cos = require_dense(index).scores(query)
         dense_result = dense_lane(index, query, limit, cos)
     relation = relation_lane(index, query, limit, n_seeds, hops, decay, use_dense, cos)
-    lanes = [lane for lane in (lexical, dense_result, relation) if lane is not None]
-    counts: dict[str, int] = {}
-    for lane in lanes:
-        for i in set(lane.ids):
-            counts[i] = counts.get(i, 0) + 1
-    agreement = sorted(i for i, c in counts.items() if c >= 2)
     descriptions = {k: v for k, v in DESCRIPTIONS.items() if k != "dense" or use_dense}
-    return ChannelsResult(query, lexical, relation, agreement, descriptions, dense_result)
+    return ChannelsResult(query, lexical, relation, agreement([lexical, dense_result, relation]), descriptions,
+                          dense_result)
 
 
 def record_success(index: "Index", trace_id: str, node_id: str) -> FeedbackResult:

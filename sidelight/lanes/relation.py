@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph.relation import RelationHit, edge_shares, spread, trace_hits
+from ..results import Hit
 from ..structures.ranking import top_k
 
 if TYPE_CHECKING:
@@ -78,15 +79,14 @@ def relation_run(index: "Index", query: str, limit: int | None = 10, n_seeds: in
     return hits, seeds, weights
 
 
-def hit_dicts(index: "Index", hits: list[RelationHit]) -> list[dict]:
-    """Relation hits for an envelope: id, rank, score (raw activation), title, seed, is_seed, path."""
+def relation_hits(index: "Index", hits: list[RelationHit]) -> list[Hit]:
+    """Relation hits as `Hit`s: score = raw activation; evidence = seed, is_seed and the edge path."""
     ids, recs = index.ids, index.corpus.records
-    return [{
-        "id": ids[h.node], "rank": h.rank, "score": h.activation, "title": recs[h.node].title,
+    return [Hit(ids[h.node], h.rank, h.activation, recs[h.node].title, {
         "seed": ids[h.seed], "is_seed": h.is_seed,
         "path": [{"edge_id": e.edge_id, "source": ids[e.source], "target": ids[e.target], "type": e.type,
                   "weight": e.weight} for e in h.path],
-    } for h in hits]
+    }) for h in hits]
 
 
 def trace_rows(index: "Index", hits: list[RelationHit]) -> list[dict]:

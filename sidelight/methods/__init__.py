@@ -7,8 +7,16 @@ family module it belongs to (or a new module listed below) with `@register(name,
 
 from . import dense, floor, graph, hybrid, learned, lexical  # noqa: F401  the families, each registers its methods
 from .params import Param
-from .registry import (Method, MethodSpec, available_methods, check_params, get_method, method_spec, method_specs,
-                       register)
+from .registry import (
+                       Method,
+                       MethodSpec,
+                       available_methods,
+                       check_params,
+                       get_method,
+                       method_spec,
+                       method_specs,
+                       register,
+)
 
 __all__ = ["Method", "MethodSpec", "Param", "available_methods", "check_params", "get_method", "method_spec",
            "method_specs", "register"]

@@ -37,7 +37,7 @@ from .. import __version__ as VERSION
 from . import budget as B
 from .engine import Service
 from .page import PAGE_HTML, TOKEN_PLACEHOLDER
-from .validate import MAX_DIAL, MAX_K, MAX_LIMIT, MAX_QUERY_CHARS, ApiError
+from .validate import DEFAULT_DIAL, MAX_DIAL, MAX_EDGES, MAX_K, MAX_LIMIT, MAX_NOTE_CHARS, MAX_QUERY_CHARS, ApiError
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 64
@@ -525,20 +525,20 @@ def openapi_document() -> dict:
                 "old_weight": {"type": "number"}, "new_weight": {"type": "number"}}}}}},
         "Trace": {"type": "object"},
         "EdgesRequest": {"type": "object", "required": ["edges"], "properties": {"edges": {
-            "type": "array", "minItems": 1, "maxItems": 500, "items": {"type": "object", "required": ["source", "target", "type"]}}}},
+            "type": "array", "minItems": 1, "maxItems": MAX_EDGES, "items": {"type": "object", "required": ["source", "target", "type"]}}}},
         "EdgeWeights": {"type": "object", "properties": {"edges": {"type": "array", "items": {"type": "object"}}}},
         "FloorRequest": {"type": "object", "required": ["query"], "properties": {
             "query": QUERY, "n": {"type": "integer", "minimum": 1, "maximum": MAX_K}, "budget_ms": BUDGET}},
         "ConnectionsRequest": {"type": "object", "required": ["query"], "properties": {
-            "query": QUERY, "dial": {"type": "integer", "minimum": 0, "maximum": MAX_DIAL, "default": 3,
+            "query": QUERY, "dial": {"type": "integer", "minimum": 0, "maximum": MAX_DIAL, "default": DEFAULT_DIAL,
                                      "description": f"seats offered: 0 none, 1 one, up to {MAX_DIAL}"},
             "session_id": {"type": "string"}, "budget_ms": BUDGET}},
         "RevealRequest": {"type": "object", "required": ["trace_id", "answer_sha256"], "properties": {
             "trace_id": TRACE, "answer_sha256": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}}},
         "VerdictRequest": {"type": "object", "required": ["a_id", "b_id", "marker", "verdict", "who"], "properties": {
             "a_id": {"type": "string"}, "b_id": {"type": "string"}, "marker": {"type": "integer", "minimum": 0},
-            "verdict": {"type": "string", "description": "useful / not useful (aliases: petunia / whale)"},
-            "who": {"type": "string"}, "note": {"type": "string", "maxLength": 2000}, "trace_id": TRACE}},
+            "verdict": {"type": "string", "description": "useful or not useful (the verdict spellings the CLI accepts work too)"},
+            "who": {"type": "string"}, "note": {"type": "string", "maxLength": MAX_NOTE_CHARS}, "trace_id": TRACE}},
         "Stats": {"type": "object"}, "Report": {"type": "object"},
         "Log": {"type": "object", "properties": {"entries": {"type": "array", "items": {"type": "object"}},
                                                  "total": {"type": "integer"}}},

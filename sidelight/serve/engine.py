@@ -20,19 +20,32 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, SidelightError
-from ..feedback.state import CAP_FACTOR
-from ..lanes.channels import DESCRIPTIONS, LaneResult, dense_lane, lexical_lane, relation_lane
-from ..methods.floor import DEFAULT_N, build_floor
-from ..methods import available_methods, get_method, method_spec, method_specs
+from ..feedback.state import effective_weight
+from ..lanes.channels import DESCRIPTIONS, LaneResult, dense_lane, envelope, lexical_lane, relation_lane
 from ..lanes.relation import RELATION_DEFAULTS
+from ..methods import available_methods, get_method, method_spec, method_specs
+from ..methods.floor import DEFAULT_N, build_floor
 from . import budget as B
 from .connections import VERDICTS, SerendipityLane
 from .dense_model import DenseModel
 from .labview import corpus_stats, latest_report, report_info
 from .querylog import QueryLog
-from .validate import (MAX_DIAL, MAX_EDGES, MAX_K, MAX_LIMIT, ApiError, check_bool, check_int, check_node_id,
-                       check_params_object,
-                       check_query, check_sha256, check_trace_id, check_verdict)
+from .validate import (
+    DEFAULT_DIAL,
+    MAX_DIAL,
+    MAX_EDGES,
+    MAX_K,
+    MAX_LIMIT,
+    ApiError,
+    check_bool,
+    check_int,
+    check_node_id,
+    check_params_object,
+    check_query,
+    check_sha256,
+    check_trace_id,
+    check_verdict,
+)
 
 # What /health lists under "features": every one ships with the package (data may still be missing).
 FEATURES = {"floor": True, "connections": True, "reveal": True, "verdicts": True}
@@ -51,8 +64,10 @@ class Service:
 
     def __init__(self, index, *, interface: str = "http", lab_dir: Path | None = None,
                  dense_loader: Callable[[], None] | None = None, default_budget_ms: int = B.DEFAULT_BUDGET_MS,
-                 workers: int = 4, querylog: QueryLog | None = None) -> None:
+                 workers: int = 4, querylog: QueryLog | None = None, max_limit: int = MAX_LIMIT) -> None:
+        """`max_limit`: the most hits per lane a caller may ask for (the CLI, a local user, allows more)."""
         self._index = index
+        self.max_limit = max_limit
         self._reload_lock = threading.Lock()
         self._dense_loader = dense_loader
         self.interface = interface
@@ -214,7 +229,7 @@ class Service:
                 used = "bm25"
         if ranking is None:
             ranking = b.timed("bm25", lambda: get_method("bm25").rank(self.index, q, k))
-        hits = [h.__dict__ for h in self.index.hits(ranking)]
+        hits = [h.to_dict() for h in self.index.hits(ranking)]
         out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
                "note": ("Scores compare only within this method. A method search stores no trace; use "
                         "/api/channels for lanes with trace ids that feedback can credit.")}
@@ -227,7 +242,7 @@ class Service:
 
     def _channels(self, query, limit, budget_ms, dense) -> dict:
         q = check_query(query)
-        limit = check_int(limit, "limit", 1, MAX_LIMIT, 10)
+        limit = check_int(limit, "limit", 1, self.max_limit, 10)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
         b = self._budget(budget_ms)
         idx = self.index
@@ -259,17 +274,9 @@ class Service:
         except B.StageCut:
             missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
         lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]
-        counts: dict[str, int] = {}
-        for lane in lanes:
-            for i in set(lane.ids):
-                counts[i] = counts.get(i, 0) + 1
-        out: dict = {"query": q, "lexical": lexical.to_dict()}
-        if dense_res is not None:
-            out["dense"] = dense_res.to_dict()
-        out["relation"] = relation.to_dict() if relation is not None else None
-        out["agreement_node_ids"] = sorted(i for i, c in counts.items() if c >= 2)
+        descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
+        out = envelope(q, lexical, dense_res, relation, descriptions)
         out["missing_lanes"] = missing
-        out["descriptions"] = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
         out["_log_lanes"] = [{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)}
                              for lane in lanes]
         return self._finish(out, b)
@@ -295,9 +302,7 @@ class Service:
         t = time.perf_counter()
         res = self.index.state.record_success(trace_id, node_id)
         ms = (time.perf_counter() - t) * 1000.0
-        changes = [{"source": c.source_id, "target": c.target_id, "type": c.type, "base_weight": c.base_weight,
-                    "old_weight": c.base_weight + c.delta_before, "new_weight": c.weight_after}
-                   for c in res.changed_edges]
+        changes = [c.to_dict() for c in res.changed_edges]
         if res.already_recorded:
             note = "already recorded: nothing changed this time"
         elif res.channel == "relation":
@@ -338,8 +343,7 @@ class Service:
             else:
                 base = float(g.weights[slots[0]])
                 delta = float(overlay.get((s, t, typ), 0.0))
-                row.update(exists=True, base_weight=base, delta=delta,
-                           weight=float(min(max(base + delta, 0.0), CAP_FACTOR * base)))
+                row.update(exists=True, base_weight=base, delta=delta, weight=float(effective_weight(base, delta)))
             out.append(row)
         return {"edges": out}
 
@@ -357,7 +361,7 @@ class Service:
         if not self.dense.ready:
             b.skip("floor", self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
             ranking = b.timed("bm25", lambda: get_method("bm25").rank(self.index, q, n))
-            out = {"query": q, "floor": None, "hits": [h.__dict__ for h in self.index.hits(ranking)],
+            out = {"query": q, "floor": None, "hits": [h.to_dict() for h in self.index.hits(ranking)],
                    "_log_lanes": [{"channel": "bm25", "hits": len(ranking.positions)}]}
             return self._finish(out, b)
         fl = b.timed("floor", lambda: build_floor(self.index, q, n=n, deadline_s=b.remaining_s()))
@@ -374,7 +378,7 @@ class Service:
 
     def _connections(self, query, dial, budget_ms, session_id) -> dict:
         q = check_query(query)
-        dial = check_int(dial, "dial", 0, MAX_DIAL, 3)
+        dial = check_int(dial, "dial", 0, MAX_DIAL, DEFAULT_DIAL)
         session = "default" if session_id in (None, "") else check_node_id(session_id)
         b = self._budget(budget_ms)
         self.serendipity.load()  # 501 before any work when this index has no serendipity data

@@ -23,7 +23,9 @@ def idx(tmp_path):
 def test_channels_json_then_feedback(idx, capsys):
     assert main(["channels", str(idx), "alpha", "-k", "5", "--json"]) == 0
     env = json.loads(capsys.readouterr().out)
-    assert set(env) == {"query", "lexical", "relation", "agreement_node_ids", "descriptions"}
+    # the envelope HTTP and MCP return (one builder): the lanes, agreement, descriptions and the budget labels
+    assert {"query", "lexical", "relation", "agreement_node_ids", "descriptions", "missing_lanes", "stages"} <= set(env)
+    assert "dense" not in env and not env["missing_lanes"]
     assert [h["id"] for h in env["lexical"]["hits"]] == ["a"]
     assert [h["id"] for h in env["relation"]["hits"]] == ["c", "d", "b"]
     d = env["relation"]["hits"][1]

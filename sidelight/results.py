@@ -1,0 +1,119 @@
+"""The one result type of ranked output: `Hit`s in `Results` (one query) and a `Run` (many queries).
+
+Every method, lane and the floor answers with the same `Hit` (id, rank, score, title, plus the
+evidence that lane has: a relation hit's edge path and seed, a floor hit's stage-one cosine).
+`Results.to_dicts()` is what the JSON interfaces print; `Run.to_trec()` writes TREC run lines and
+`Run.to_ranx()` hands the run to ranx (`ranx.Run`), so a run made in Python evaluates anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+TREC_RUN_NAME = "sidelight"
+
+
+def trec_line(query_id: str, doc_id: str, rank: int, score: float, run_name: str = TREC_RUN_NAME) -> str:
+    """`qid Q0 docid rank score run`; tab-separated when an id holds white space (FOLDOC's do), so
+    strict tab-separated readers keep such ids whole."""
+    fields = [str(query_id), "Q0", str(doc_id), str(rank), f"{score:.6f}", run_name]
+    return ("\t" if any(c.isspace() for f in fields for c in f) else " ").join(fields)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked record. `evidence` holds what the lane knows of why (empty for plain methods)."""
+
+    id: str
+    rank: int
+    score: float
+    title: str
+    evidence: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def to_dict(self) -> dict:
+        """id, rank, score, title, then the evidence keys (a relation hit's `path`, `seed`, ...)."""
+        return {"id": self.id, "rank": self.rank, "score": self.score, "title": self.title, **self.evidence}
+
+    def __getitem__(self, key: str) -> Any:
+        """A hit reads like its JSON: `hit["id"]`, `hit["path"]` (KeyError for a key it does not have)."""
+        return self.to_dict()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in ("id", "rank", "score", "title") or key in self.evidence
+
+
+class Results(Sequence[Hit]):
+    """The ranked hits of one query, best first (a sequence of `Hit`; equal when the hits are)."""
+
+    def __init__(self, hits: Sequence[Hit], query: str = "", method: str = "") -> None:
+        self.hits = tuple(hits)
+        self.query = query
+        self.method = method
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, i):
+        return self.hits[i]
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Results):
+            return self.hits == other.hits
+        if isinstance(other, (list, tuple)):
+            return list(self.hits) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Results({self.method!r}, {self.query!r}, {len(self.hits)} hits)"
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.id for h in self.hits]
+
+    def to_dicts(self) -> list[dict]:
+        return [h.to_dict() for h in self.hits]
+
+    def to_trec(self, query_id: str, run_name: str = TREC_RUN_NAME) -> list[str]:
+        """TREC run lines `qid Q0 docid rank score run` (the format trec_eval and ranx read)."""
+        return [trec_line(query_id, h.id, h.rank, h.score, run_name) for h in self.hits]
+
+
+class Run(Mapping[str, Results]):
+    """Results of many queries by query id (`Index.search_many`), in the query order given."""
+
+    def __init__(self, results: Mapping[str, Results], method: str = "", name: str = TREC_RUN_NAME) -> None:
+        self._results = dict(results)
+        self.method = method
+        self.name = name
+
+    def __getitem__(self, query_id: str) -> Results:
+        return self._results[query_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._results)
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """query id -> {record id: score} (the dict form ranx and pytrec_eval take)."""
+        return {q: {h.id: h.score for h in r} for q, r in self._results.items()}
+
+    def to_trec(self) -> str:
+        """The whole run as TREC run text, one line per hit."""
+        return "".join(line + "\n" for q, r in self._results.items() for line in r.to_trec(q, self.name))
+
+    def to_ranx(self):
+        """A `ranx.Run` (needs the optional `ranx` package)."""
+        try:
+            from ranx import Run as RanxRun
+        except ImportError as exc:  # an optional dependency: say how to get it
+            from .errors import MissingDataError
+
+            raise MissingDataError("Run.to_ranx needs the ranx package: pip install ranx") from exc
+        return RanxRun(self.to_dict(), name=self.name)
