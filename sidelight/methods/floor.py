@@ -40,6 +40,7 @@ import numpy as np
 
 from ..errors import InputError, MissingDataError, NonFiniteScoreError
 from ..structures.lexical import _accumulate
+from ..results import Hit
 from ..structures.ranking import Ranking, check_finite
 from .dense import require_dense
 from .floor_scorers import (
@@ -89,24 +90,10 @@ class StageOne:
     lexical: np.ndarray  # positions the rare-term channel added
 
 
-@dataclass(frozen=True)
-class FloorHit:
-    id: str
-    position: int
-    rank: int
-    score: float | None  # second-stage score; None when the deadline left it unscored
-    stage_one: float  # max cosine over the two query embeddings
-    source: str  # "cosine" or "lexical" (added by the rare-term channel)
-
-    @property
-    def scored(self) -> bool:
-        return self.score is not None
-
-
 @dataclass
 class Floor:
     query: str
-    hits: list[FloorHit]  # the floor: the first n of `order`
+    hits: list[Hit]  # the floor: the first n of `order`; evidence: scored, stage_one, source (see below)
     partial: bool
     n_candidates: int
     n_scored: int
@@ -140,8 +127,8 @@ class Floor:
                 "deadline_ms": self.deadline_ms, "skipped": self.skipped, "rare_terms": self.rare_terms,
                 "n_cosine": self.n_cosine, "n_lexical": self.n_lexical,
                 "scores": [float(s) for s in self.scores],
-                "hits": [{"id": h.id, "rank": h.rank, "score": h.score, "stage_one": h.stage_one,
-                          "source": h.source} for h in self.hits]}
+                "hits": [{"id": h.id, "rank": h.rank, "title": h.title, "score": h.score if h["scored"] else None,
+                          "stage_one": h["stage_one"], "source": h["source"]} for h in self.hits]}
 
 
 # ---- stage one ------------------------------------------------------------------------------------
@@ -289,11 +276,12 @@ def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = D
         skipped["unscored"] = int(len(rest))
         skipped["reason"] = "deadline"
     lexical = set(stage.lexical.tolist())
-    recs = index.corpus.records
-    hits = []
-    for i, p in enumerate(order[: int(n)].tolist()):
-        hits.append(FloorHit(recs[p].id, p, i + 1, float(order_scores[i]) if i < done else None,
-                             float(stage.stage_one[p]), "lexical" if p in lexical else "cosine"))
+    top = order[: int(n)]
+    # score: the ranking score (second stage; below every scored one when the deadline left it unscored)
+    evidence = [{"scored": i < done, "stage_one": float(stage.stage_one[p]),  # max cosine of the two query embeddings
+                 "source": "lexical" if p in lexical else "cosine"}  # lexical: added by the rare-term channel
+                for i, p in enumerate(top.tolist())]
+    hits = index.hits(Ranking(top, order_scores[: int(n)]), evidence)
     t3 = time.perf_counter()
     return Floor(query=query, hits=hits, partial=partial, n_candidates=int(len(cand)), n_scored=int(done),
                  scores=scores, scored_positions=scored, scorer=sc.name, elapsed_ms=(t3 - t0) * 1e3,
@@ -336,6 +324,6 @@ def floor_from_params(index: "Index", query: str, params: dict) -> Floor:
                        None if dl is None else float(dl) / 1e3, _cached_scorer(index, params), rare)
 
 
-__all__ = ["Floor", "FloorHit", "RareTerms", "SecondStage", "StageOne", "DenseScorer", "FusionScorer",
+__all__ = ["Floor", "RareTerms", "SecondStage", "StageOne", "DenseScorer", "FusionScorer",
            "CrossEncoderScorer", "build_floor", "floor_from_params", "make_scorer", "embed_twice", "rare_query_terms",
            "DEFAULT_SCORER", "DEFAULT_POOL", "DEFAULT_N"]

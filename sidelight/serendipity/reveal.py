@@ -48,7 +48,7 @@ def get_floor(index, query: str, n: int = DEFAULT_N, pool: int = DEFAULT_POOL,
     """The floor, or the documented stand-in when `build_floor` cannot run on this index."""
     if index.dense is not None:
         fl = build_floor(index, query, pool=pool, n=n, deadline_s=deadline_s)
-        return FloorResult([int(h.position) for h in fl.hits], f"floor ({fl.scorer})", bool(fl.partial))
+        return FloorResult([index.corpus.position[h.id] for h in fl.hits], f"floor ({fl.scorer})", bool(fl.partial))
     hits = index.search(query, "bm25", n)
     return FloorResult([index.corpus.position[h.id] for h in hits], "stand-in: bm25 top-n (index has no dense vectors)",
                        False)

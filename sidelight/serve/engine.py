@@ -367,9 +367,6 @@ class Service:
         fl = b.timed("floor", lambda: build_floor(self.index, q, n=n, deadline_s=b.remaining_s()))
         b.partial = b.partial or fl.partial
         data = fl.to_json()
-        records = self.index.corpus.records
-        for h, hit in zip(data["hits"], fl.hits):
-            h["title"] = records[hit.position].title
         out = {"query": q, "floor": data, "_log_lanes": [{"channel": "floor", "hits": len(data["hits"])}]}
         return self._finish(out, b)
 

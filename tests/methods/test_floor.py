@@ -87,8 +87,8 @@ def test_rare_term_channel_adds_a_record_the_cosine_pool_missed(index):
     like = np.zeros(N_REC)
     like[RARE_POS] = 5.0
     fl2 = build_floor(index, QUERY, pool=10, n=5, scorer=FakeScorer(like))
-    assert fl2.hits[0].position == RARE_POS and fl2.hits[0].source == "lexical"
-    assert {h.source for h in fl2.hits[1:]} == {"cosine"}
+    assert index.corpus.position[fl2.hits[0].id] == RARE_POS and fl2.hits[0]["source"] == "lexical"
+    assert {h["source"] for h in fl2.hits[1:]} == {"cosine"}
 
 
 def test_pool_has_no_duplicates_and_floor_at_most_n(index):
@@ -108,7 +108,8 @@ def test_pool_has_no_duplicates_and_floor_at_most_n(index):
 def test_rare_term_cap_and_definition(index):
     # "assay" occurs in 25 of 50 records: rare only with a df fraction of 50% or more
     fl = build_floor(index, "assay", pool=5, scorer=DenseScorer(index), rare_terms=RareTerms(0.5, 3, 4))
-    in_pool = sum(1 for h in fl.hits if h.source == "cosine" and "assay" in index.corpus.records[h.position].text)
+    in_pool = sum(1 for h in fl.hits
+                  if h["source"] == "cosine" and "assay" in index.corpus.records[index.corpus.position[h.id]].text)
     assert fl.rare_terms == ["assay"] and fl.n_lexical == 4 and fl.skipped["lexical_capped"] == 25 - in_pool - 4
     fl = build_floor(index, "assay", pool=5, scorer=DenseScorer(index))
     assert fl.rare_terms == [] and fl.n_lexical == 0 and fl.skipped["lexical_channel"] == "no rare query terms"
@@ -118,7 +119,7 @@ def test_ties_break_by_ascending_id_and_order_is_deterministic(index):
     fl = build_floor(index, QUERY, pool=20, n=20, scorer=FakeScorer())  # every score 1.0
     ids = [h.id for h in fl.hits]
     assert ids == sorted(ids)
-    assert ids != [index.corpus.records[p].id for p in sorted(h.position for h in fl.hits)]  # not corpus order
+    assert ids != [index.corpus.records[p].id for p in sorted(index.corpus.position[h.id] for h in fl.hits)]  # not corpus order
     again = build_floor(index, QUERY, pool=20, n=20, scorer=FakeScorer())
     assert again.order.tolist() == fl.order.tolist()
 
@@ -126,7 +127,7 @@ def test_ties_break_by_ascending_id_and_order_is_deterministic(index):
 def test_dense_scorer_is_the_stage_one_order(index):
     fl = build_floor(index, QUERY, pool=15, n=28, scorer=DenseScorer(index), rare_terms=None)
     assert fl.order.tolist() == _stage_one_order(index, np.arange(N_REC))[:15]
-    np.testing.assert_allclose([h.score for h in fl.hits], [h.stage_one for h in fl.hits])
+    np.testing.assert_allclose([h.score for h in fl.hits], [h["stage_one"] for h in fl.hits])
     assert fl.skipped["doc_embedding"].startswith("query-as-document embedding")
 
 
@@ -168,8 +169,8 @@ def test_deadline_is_honoured_and_the_floor_is_partial(index):
     assert fl.elapsed_ms <= 110 + 10, fl.elapsed_ms
     assert fl.stage_two_ms <= 110 + 10
     # scored first (by score, ties by id), then the unscored in stage-one order
-    scored = [h for h in fl.hits if h.scored]
-    assert len(scored) == min(fl.n_scored, 28) and all(h.scored for h in fl.hits[:len(scored)])
+    scored = [h for h in fl.hits if h["scored"]]
+    assert len(scored) == min(fl.n_scored, 28) and all(h["scored"] for h in fl.hits[:len(scored)])
     cand_stage_one = _stage_one_order(index, fl.order)
     assert fl.scored_positions.tolist() == cand_stage_one[:fl.n_scored]  # scored in stage-one order
     assert fl.order.tolist()[fl.n_scored:] == cand_stage_one[fl.n_scored:]
@@ -182,7 +183,7 @@ def test_fast_scorer_is_not_partial(index):
     fl = build_floor(index, QUERY, pool=40, n=28, deadline_s=0.100, scorer=fast)
     assert not fl.partial and "unscored" not in fl.skipped
     assert fl.n_scored == fl.n_candidates == sum(len(b) for b in fast.batches) == 41
-    assert all(h.scored for h in fl.hits)
+    assert all(h["scored"] for h in fl.hits)
 
 
 def test_expired_deadline_scores_nothing_and_keeps_stage_one_order(index):
@@ -190,7 +191,7 @@ def test_expired_deadline_scores_nothing_and_keeps_stage_one_order(index):
     fl = build_floor(index, QUERY, pool=12, n=28, deadline_s=0.0, scorer=s)
     assert fl.partial and fl.n_scored == 0 and s.batches == [] and len(fl.scores) == 0
     assert fl.order.tolist() == _stage_one_order(index, fl.order)
-    assert all(h.score is None for h in fl.hits)
+    assert not any(h["scored"] for h in fl.hits) and all(h["score"] is None for h in fl.to_json()["hits"])
 
 
 def test_non_finite_second_stage_fails_closed(index):
