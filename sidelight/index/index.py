@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 import weakref
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Sequence, TypeVar
 
@@ -294,15 +294,21 @@ class Index:
         """Top-k hits of one method for many queries, as a `Run` keyed by query id.
 
         `queries`: {query id: text}, or a list of texts (ids "0", "1", ...); `method`: a name (with
-        `params`) or a `Method`. It is resolved once; every query's hits equal `search`'s.
+        `params`) or a `Method`. It is resolved once, and a dense method's queries are encoded in
+        batches; every query's hits equal `search`'s.
         """
         from ..methods import get_method
 
         if not isinstance(queries, Mapping):
             queries = {str(i): q for i, q in enumerate(queries)}
+        from ..methods import available_methods, method_spec
+
         m = get_method(method, **params) if isinstance(method, str) else method
+        needs_dense = (self.dense is not None and m.name in available_methods()
+                       and "dense" in method_spec(m.name).needs)
         out = {}
-        with progress_bar(len(queries), f"{m.name} queries", progress) as advance:
+        with (self.dense.batched_queries(list(queries.values())) if needs_dense else nullcontext()), \
+                progress_bar(len(queries), f"{m.name} queries", progress) as advance:
             for qid, text in queries.items():
                 out[qid] = self.results(m.rank(self, text, k), text, m.name)
                 advance(1)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -38,6 +39,7 @@ class DenseStore:
     ann_params: "AnnParams | None" = None  # set: the index keeps an ANN graph (saved beside the vectors)
     _ann: "AnnIndex | None" = field(default=None, repr=False)
     _ann_source: "tuple[Path, dict] | None" = field(default=None, repr=False)  # saved graph, not yet opened
+    _query_vectors: "dict[str, np.ndarray] | None" = field(default=None, repr=False)  # see batched_queries
 
     @classmethod
     def build(cls, texts: list[str], spec: str = "minilm", batch_size: int = 32, threads: int = 2,
@@ -61,7 +63,26 @@ class DenseStore:
     def encode_query(self, text: str) -> np.ndarray:
         if not text or not text.strip():
             raise InputError("empty query")
+        if self._query_vectors is not None and text in self._query_vectors:
+            return self._query_vectors[text]
         return self.embedder().encode([text], kind="query")[0]
+
+    @contextmanager
+    def batched_queries(self, texts: list[str], batch_size: int = 32) -> Iterator[None]:
+        """Encode `texts` in batches once; `encode_query` returns those vectors inside the block.
+
+        The encoder's batches give each text the vector it gets alone (checked by bench/batch.py,
+        which compares every hit), so batching changes only the time (`Index.search_many`).
+        """
+        if "encode_query" in self.__dict__:  # a store whose query encoder was replaced (a test double) encodes as it likes
+            yield
+            return
+        unique = [t for t in dict.fromkeys(texts) if t and t.strip()]
+        self._query_vectors = dict(zip(unique, self.embedder().encode(unique, batch_size=batch_size, kind="query")))
+        try:
+            yield
+        finally:
+            self._query_vectors = None
 
     def scores(self, query: str) -> np.ndarray:
         """Cosine of the query with every record (vectors are unit length)."""
