@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import IndexFormatError, InputError
 from ..index import Index, store
+from .args import add_json, add_top_k, check_top_k
 from .output import console, print_json, table
 
 
@@ -34,8 +35,8 @@ def register(sub) -> None:
 
     lg = sub.add_parser("log", help="print the query log (HTTP, MCP and CLI calls) of an index")
     lg.add_argument("index", type=Path)
-    lg.add_argument("--limit", type=int, default=20)
-    lg.add_argument("--json", action="store_true")
+    add_top_k(lg, 20, "newest calls to print", old=("--limit",))
+    add_json(lg)
     lg.set_defaults(func=run_log)
 
 
@@ -131,13 +132,12 @@ def run_mcp(args: argparse.Namespace) -> int:
 def run_log(args: argparse.Namespace) -> int:
     from ..serve.querylog import QueryLog
 
-    if args.limit < 1:
-        raise InputError(f"--limit must be >= 1, got {args.limit}")
+    limit = check_top_k(args)
     state = args.index / "state.sqlite"
     if not store.is_index_folder(args.index) and not state.exists():
         raise InputError(f"{args.index}: not an index folder")
     log = QueryLog(state)
-    rows = log.entries(args.limit)
+    rows = log.entries(limit)
     if args.json:
         print_json({"total": log.count(), "entries": rows})
         return 0

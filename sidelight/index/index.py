@@ -11,10 +11,18 @@ import time
 import weakref
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Sequence, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Hashable,
+    Iterator,
+    Mapping,
+    Sequence,
+    TypeVar,
+)
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.model import Corpus, Edge, Record
@@ -166,13 +174,7 @@ class Index:
         with open(tmp / "edges.jsonl", "w", encoding="utf-8") as f:
             for e in self.corpus.edges:
                 f.write(json.dumps([e.source, e.target, e.type, e.weight]) + "\n")
-        lex = tmp / "lexical"
-        lex.mkdir()
-        tf = self.lexical.tf
-        store.save_array(lex, "tf_data", tf.data.astype(np.int32))
-        store.save_array(lex, "tf_indices", tf.indices.astype(np.int32))
-        store.save_array(lex, "tf_indptr", tf.indptr.astype(np.int64))
-        (lex / "vocab.json").write_text(json.dumps(self.lexical.vocab, ensure_ascii=False))
+        lexical = self.lexical.save(tmp / "lexical")
         dense = self.dense.save(tmp / "dense") if self.dense is not None else None
         self.graph.save(tmp / "graph")
         self.manifest = {
@@ -180,8 +182,7 @@ class Index:
             "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
                        "records": len(self.corpus), "edges": len(self.corpus.edges),
                        "title_weight": self.corpus.title_weight},
-            "lexical": {"tokenizer": self.lexical.tokenizer_config.to_dict(),
-                        "bm25": self.lexical.params.to_dict(), "terms": len(self.lexical.vocab)},
+            "lexical": lexical,
             "graph": {"nodes": self.graph.n_nodes, "edges": self.graph.n_edges,
                       "types": self.graph.type_names},
         }
@@ -233,12 +234,7 @@ class Index:
             edges = [Edge(*row) for row in _read_json_lines(path / "edges.jsonl")]
             c = manifest["corpus"]
             corpus = Corpus(c["name"], records, edges, c["title_weight"])
-            lex = path / "lexical"
-            vocab = json.loads((lex / "vocab.json").read_text())
-            tf = sp.csr_matrix((store.load_array(lex, "tf_data"), store.load_array(lex, "tf_indices"),
-                                store.load_array(lex, "tf_indptr")), shape=(len(records), len(vocab)))
-            lexical = LexicalIndex(TokenizerConfig.from_dict(manifest["lexical"]["tokenizer"]), vocab, tf,
-                                   BM25Params(**manifest["lexical"]["bm25"]))
+            lexical = LexicalIndex.load(path / "lexical", manifest["lexical"], len(records))
             dense = DenseStore.load(path / "dense", len(records)) if "dense" in manifest else None
             graph = Graph.load(path / "graph", mmap=True)
             if graph.n_nodes != len(records) or graph.n_edges != len(edges):

@@ -29,7 +29,6 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
 
 from ..errors import IndexFormatError, InputError
 
@@ -276,7 +275,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-# ---- manifests and arrays --------------------------------------------------------------------
+# ---- manifests --------------------------------------------------------------------
 def write_manifest(folder: Path, body: dict) -> None:
     """Hash every file in `folder` and write the manifest last."""
     files = {}
@@ -317,14 +316,3 @@ def read_manifest(folder: Path, verify: bool = True) -> dict:
             if sha256_file(f) != digest:
                 raise IndexFormatError(f"{folder}: {rel} does not match its recorded sha256; the index is corrupt")
     return manifest
-
-
-def save_array(folder: Path, name: str, array: np.ndarray) -> None:
-    np.save(folder / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-
-
-def load_array(folder: Path, name: str, mmap: bool = True) -> np.ndarray:
-    try:
-        return np.load(folder / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise IndexFormatError(f"{folder}: cannot read {name}.npy ({exc})") from exc

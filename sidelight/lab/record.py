@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 
 from ..errors import SidelightError
+from ..index.store import sha256_file as sha256_of
 
 STAGES = ("freeze", "dev", "test")
 RECORD_NAME = "record.json"
@@ -44,12 +45,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def canonical_sha256(obj: dict) -> str:

@@ -12,8 +12,8 @@ next `dense-ann` query or `save`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 

@@ -7,13 +7,15 @@ them (O(nnz)), so adding or deleting records updates N, avgdl and df and stays e
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InputError
+from ..errors import IndexFormatError, InputError
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels
 from .ranking import Ranking, select_top, top_k
@@ -73,6 +75,29 @@ class LexicalIndex:
         vocab: dict[str, int] = {}
         tf = _count(texts, tokenizer, vocab, progress)
         return cls(tokenizer_config, list(vocab), tf, params)
+
+    # ---- saving and loading -----------------------------------------------------------------
+    def save(self, folder: Path) -> dict:
+        """Term counts (int32 CSR arrays), vocabulary; returns the settings a manifest keeps."""
+        folder.mkdir()
+        tf = self.tf
+        for name, array in (("tf_data", tf.data.astype(np.int32)), ("tf_indices", tf.indices.astype(np.int32)),
+                            ("tf_indptr", tf.indptr.astype(np.int64))):
+            np.save(folder / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False))
+        return {"tokenizer": self.tokenizer_config.to_dict(), "bm25": self.params.to_dict(), "terms": len(self.vocab)}
+
+    @classmethod
+    def load(cls, folder: Path, meta: dict, n_docs: int) -> "LexicalIndex":
+        """The index `save` wrote (memory-mapped arrays), checked against `n_docs` records."""
+        try:
+            vocab = json.loads((folder / "vocab.json").read_text())
+            data, indices, indptr = (np.load(folder / f"{n}.npy", mmap_mode="r", allow_pickle=False)
+                                     for n in ("tf_data", "tf_indices", "tf_indptr"))
+            tf = sp.csr_matrix((data, indices, indptr), shape=(n_docs, len(vocab)))
+        except (OSError, ValueError) as exc:
+            raise IndexFormatError(f"{folder}: cannot read the lexical index ({exc})") from exc
+        return cls(TokenizerConfig.from_dict(meta["tokenizer"]), vocab, tf, BM25Params(**meta["bm25"]))
 
     def add(self, texts: list[str]) -> None:
         """Append documents; vocabulary grows, global statistics are recomputed exactly."""

@@ -25,14 +25,6 @@ def source(tmp_path):
 
 
 @pytest.fixture
-def index(tmp_path, source, capsys):
-    out = tmp_path / "idx"
-    assert main(["index", str(source), "-o", str(out), "-q"]) == 0
-    capsys.readouterr()
-    return out
-
-
-@pytest.fixture
 def eval_files(tmp_path):
     q, qrels = tmp_path / "q.jsonl", tmp_path / "qrels.tsv"
     q.write_text('{"_id": "q1", "text": "dense embeddings"}\n{"_id": "q2", "text": "graph links"}\n')

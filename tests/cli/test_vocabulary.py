@@ -30,14 +30,6 @@ def source(tmp_path):
 
 
 @pytest.fixture
-def index(tmp_path, source, capsys):
-    out = tmp_path / "idx"
-    assert main(["index", str(source), "-o", str(out), "-q"]) == 0
-    capsys.readouterr()
-    return out
-
-
-@pytest.fixture
 def eval_files(tmp_path):
     q, qrels = tmp_path / "q.jsonl", tmp_path / "qrels.tsv"
     q.write_text('{"_id": "q1", "text": "dense embeddings"}\n{"_id": "q2", "text": "graph links"}\n')
@@ -144,7 +136,7 @@ def _visible(parser) -> dict[str, argparse.Action]:
     return {o: a for a in parser._actions if a.help is not argparse.SUPPRESS for o in a.option_strings}
 
 
-LEFT_ALONE = {("log",): {"--limit"}}  # serve_cmd.py (serve, mcp, log) is not part of this change
+LEFT_ALONE: dict = {}  # every command speaks the one vocabulary
 
 
 def test_no_command_shows_an_old_spelling():

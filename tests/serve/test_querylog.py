@@ -61,11 +61,11 @@ def test_log_command(foldoc_copy, capsys):
     svc = Service(Index.load(foldoc_copy), interface="cli")
     svc.channels("unix shell", 3)
     svc.close()
-    assert main(["log", str(foldoc_copy), "--limit", "5", "--json"]) == 0
+    assert main(["log", str(foldoc_copy), "-k", "5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["total"] >= 1
     row = out["entries"][0]
     assert row["interface"] == "cli" and row["query"] == "unix shell" and row["operation"] == "channels"
-    assert main(["log", str(foldoc_copy), "--limit", "5"]) == 0
+    assert main(["log", str(foldoc_copy), "--limit", "5"]) == 0  # the old spelling still works
     assert "channels" in capsys.readouterr().out
     assert main(["log", str(foldoc_copy / "missing")]) == 2
