@@ -21,7 +21,14 @@ from typing import Any, Callable
 
 from ..errors import InputError, SidelightError
 from ..feedback.state import effective_weight
-from ..lanes.channels import DESCRIPTIONS, LaneResult, dense_lane, envelope, lexical_lane, relation_lane
+from ..lanes.channels import (
+    DESCRIPTIONS,
+    LaneResult,
+    dense_lane,
+    envelope,
+    lexical_lane,
+    relation_lane,
+)
 from ..lanes.relation import RELATION_DEFAULTS
 from ..methods import available_methods, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
