@@ -12,7 +12,7 @@ def register(sub) -> None:
     p = sub.add_parser("corpus", help="inspect a corpus")
     csub = p.add_subparsers(dest="corpus_command", required=True, metavar="ACTION")
     s = csub.add_parser("stats", help="records, arcs, pairs, degrees, isolated records, components")
-    s.add_argument("source", help="'foldoc', 'wordnet', a BEIR folder, a JSONL file or a data set name")
+    s.add_argument("source", help="'foldoc', 'wordnet' (nouns), 'wordnet-all', a BEIR folder, a JSONL file or a data set name")
     add_json(s)
     s.set_defaults(func=run_stats)
 

@@ -16,7 +16,7 @@ from .args import add_output
 
 def register(sub) -> None:
     p = sub.add_parser("index", help="build an index folder from a corpus",
-                       description="Index SOURCE (a BEIR folder, a JSONL file, 'foldoc', 'wordnet', or a data set name such as 'scifact').")
+                       description="Index SOURCE (a BEIR folder, a JSONL file, 'foldoc', 'wordnet' (noun synsets), 'wordnet-all' (every synset), or a data set name such as 'scifact').")
     p.add_argument("source")
     add_output(p, "index folder to write (atomically): new, empty, or an existing sidelight index",
                required=True, old=("--out",))

@@ -1,4 +1,4 @@
-"""Resolve a SOURCE argument to a corpus: `foldoc`, `wordnet`, a BEIR folder, a JSONL file, or a data set name."""
+"""Resolve a SOURCE argument to a corpus: `foldoc`, `wordnet` (nouns), `wordnet-all`, a BEIR folder, a JSONL file, or a data set name."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ def load_source(spec: str) -> Corpus:
         from .wordnet import load_wordnet_nouns
 
         return load_wordnet_nouns()
+    if spec == "wordnet-all":
+        from .wordnet import load_wordnet_all
+
+        return load_wordnet_all()
     path = Path(spec)
     if path.is_dir():
         return load_beir_corpus(path)
@@ -29,6 +33,6 @@ def load_source(spec: str) -> Corpus:
     if named.is_dir():
         return load_beir_corpus(named)
     raise MissingDataError(
-        f"unknown source {spec!r}: not 'foldoc', 'wordnet', a BEIR folder, a JSONL file, "
+        f"unknown source {spec!r}: not 'foldoc', 'wordnet', 'wordnet-all', a BEIR folder, a JSONL file, "
         f"or a data set under {data_dir()} (set SIDELIGHT_DATA to change that folder)"
     )

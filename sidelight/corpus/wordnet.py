@@ -1,4 +1,4 @@
-"""WordNet 3.0 noun synsets from the Debian `wordnet-base` file /usr/share/wordnet/data.noun.
+"""WordNet 3.0 from the Debian `wordnet-base` files: noun synsets (`wordnet`) or every synset (`wordnet-all`).
 
 A data line (wndb(5)) is::
 
@@ -11,6 +11,7 @@ license header lines start with two spaces.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import InputError, MissingDataError
@@ -53,23 +54,34 @@ POINTER_TYPES = {
 }
 
 
-def load_wordnet_nouns(path: str | Path = WORDNET_NOUNS, *, name: str = "wordnet-nouns") -> Corpus:
-    """Read data.noun into a Corpus: one record per synset, typed edges between noun synsets.
+#: Pointer symbols of the other parts of speech (wninput(5)); the noun symbols above keep their names.
+POINTER_TYPES.update({
+    "&": "similar-to",
+    "<": "participle-of",
+    "\\": "pertainym",  # adjective: pertains to a noun; adverb: derived from an adjective
+    "^": "also-see",
+    "*": "entailment",
+    ">": "cause",
+    "$": "verb-group",
+})
 
-    id: the 8-digit offset as written; title: first lemma (underscores -> spaces); aliases: the
-    other lemmas; text: the gloss; metadata: lexname, lex_filenum. Every pointer to another noun
-    synset (pos "n") is an edge typed by POINTER_TYPES (unknown symbols keep the raw symbol);
-    lexical pointers count at synset level. Identical (source, target, type) edges and self loops
-    (a lexical pointer between two lemmas of the same synset) are dropped.
-    """
-    path = Path(path)
+WORDNET_DIR = WORDNET_NOUNS.parent
+#: an adjective's syntactic marker in data.adj (wndb(5)): (p) predicate, (a) prenominal, (ip) postnominal
+SYNTACTIC_MARKER = re.compile(r"\((?:a|p|ip)\)$")
+#: data file -> (id prefix, part of speech by synset type); satellites ("s") live in data.adj.
+DATA_FILES = {"noun": ("n", {"n": "noun"}), "verb": ("v", {"v": "verb"}),
+              "adj": ("a", {"a": "adjective", "s": "adjective satellite"}), "adv": ("r", {"r": "adverb"})}
+#: a pointer's pos letter -> the id prefix of the file its target is in
+POINTER_PREFIX = {"n": "n", "v": "v", "a": "a", "s": "a", "r": "r"}
+
+
+def _synsets(path: Path, ss_types: dict[str, str]):
+    """(offset, ss_type, lex_filenum, lemmas, [(symbol, target offset, target pos)], gloss) per data line."""
     if not path.is_file():
         raise MissingDataError(
             f"WordNet file {str(path)!r} not found: install the Debian package wordnet-base "
             f"(apt-get install wordnet-base) or pass path="
         )
-    records: list[Record] = []
-    pending: list[tuple[str, str, str]] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             if line.startswith("  ") or not line.strip():
@@ -79,31 +91,75 @@ def load_wordnet_nouns(path: str | Path = WORDNET_NOUNS, *, name: str = "wordnet
             try:
                 offset, lex_filenum, ss_type = f[0], int(f[1]), f[2]
                 w_cnt = int(f[3], 16)
-                lemmas = [f[4 + 2 * i].replace("_", " ") for i in range(w_cnt)]
+                lemmas = [SYNTACTIC_MARKER.sub("", f[4 + 2 * i]).replace("_", " ") for i in range(w_cnt)]
                 k = 4 + 2 * w_cnt
                 p_cnt = int(f[k])
-                k += 1
-                for i in range(p_cnt):
-                    sym, target, pos = f[k], f[k + 1], f[k + 2]
-                    k += 4
-                    if pos == "n" and target != offset:
-                        pending.append((offset, target, POINTER_TYPES.get(sym, sym)))
+                pointers = [(f[k + 1 + 4 * i], f[k + 2 + 4 * i], f[k + 3 + 4 * i]) for i in range(p_cnt)]
             except (IndexError, ValueError) as exc:
                 raise InputError(f"{path}:{lineno}: malformed WordNet data line ({exc})") from None
-            if ss_type != "n":
-                raise InputError(f"{path}:{lineno}: synset type {ss_type!r} in a noun file")
-            meta = {
-                "lex_filenum": lex_filenum,
-                "lexname": LEXNAMES[lex_filenum] if 0 <= lex_filenum < len(LEXNAMES) else None,
-            }
-            records.append(
-                Record(
-                    id=offset,
-                    title=lemmas[0],
-                    text=" ".join(gloss.split()) if sep else "",
-                    metadata=meta,
-                    aliases=tuple(lemmas[1:]),
-                )
-            )
+            if ss_type not in ss_types:
+                raise InputError(f"{path}:{lineno}: synset type {ss_type!r} in {path.name}")
+            yield offset, ss_type, lex_filenum, lemmas, pointers, " ".join(gloss.split()) if sep else ""
+
+
+def _case_distinct(lemmas: list[str]) -> list[str]:
+    """The lemmas with case variants of one word kept once, first spelling first (as wnstats(7WN)
+    counts word-sense pairs: a synset listing "Aare" and "aare" has one sense of that word)."""
+    seen: set[str] = set()
+    out = []
+    for lemma in lemmas:
+        if lemma.lower() not in seen:
+            seen.add(lemma.lower())
+            out.append(lemma)
+    return out
+
+
+def _lexname(lex_filenum: int) -> str | None:
+    return LEXNAMES[lex_filenum] if 0 <= lex_filenum < len(LEXNAMES) else None
+
+
+def load_wordnet_nouns(path: str | Path = WORDNET_NOUNS, *, name: str = "wordnet-nouns") -> Corpus:
+    """Read data.noun into a Corpus: one record per synset, typed edges between noun synsets.
+
+    id: the 8-digit offset as written; title: first lemma (underscores -> spaces); aliases: the
+    other lemmas; text: the gloss; metadata: lexname, lex_filenum. Every pointer to another noun
+    synset (pos "n") is an edge typed by POINTER_TYPES (unknown symbols keep the raw symbol);
+    lexical pointers count at synset level. Identical (source, target, type) edges and self loops
+    (a lexical pointer between two lemmas of the same synset) are dropped.
+    """
+    records: list[Record] = []
+    pending: list[tuple[str, str, str]] = []
+    for offset, _, lex_filenum, lemmas, pointers, gloss in _synsets(Path(path), {"n": "noun"}):
+        pending += [(offset, target, POINTER_TYPES.get(sym, sym)) for sym, target, pos in pointers
+                    if pos == "n" and target != offset]
+        records.append(Record(id=offset, title=lemmas[0], text=gloss, aliases=tuple(lemmas[1:]),
+                              metadata={"lex_filenum": lex_filenum, "lexname": _lexname(lex_filenum)}))
+    edges = [Edge(source=s, target=t, type=ty) for s, t, ty in dict.fromkeys(pending)]
+    return Corpus(name=name, records=records, edges=edges, title_weight=2)
+
+
+def load_wordnet_all(folder: str | Path = WORDNET_DIR, *, name: str = "wordnet-all") -> Corpus:
+    """Every synset of every part of speech (data.noun, data.verb, data.adj, data.adv) as one Corpus.
+
+    id: ``POS:offset`` with POS n, v, a (adjectives and their satellites) or r; title: first lemma;
+    aliases: the other lemmas; text: the gloss; metadata: pos (noun, verb, adjective, adjective
+    satellite, adverb), lexname, lex_filenum. Every pointer between synsets is a typed edge,
+    across parts of speech too (derivation, pertainym, also-see, similar-to, attribute, ...);
+    lexical pointers count at synset level; duplicates and self loops are dropped.
+    """
+    folder = Path(folder)
+    records: list[Record] = []
+    pending: list[tuple[str, str, str]] = []
+    for stem, (prefix, ss_types) in DATA_FILES.items():
+        for offset, ss_type, lex_filenum, lemmas, pointers, gloss in _synsets(folder / f"data.{stem}", ss_types):
+            rid = f"{prefix}:{offset}"
+            lemmas = _case_distinct(lemmas)
+            for sym, target, pos in pointers:
+                tid = f"{POINTER_PREFIX.get(pos, pos)}:{target}"
+                if tid != rid:
+                    pending.append((rid, tid, POINTER_TYPES.get(sym, sym)))
+            records.append(Record(id=rid, title=lemmas[0], text=gloss, aliases=tuple(lemmas[1:]),
+                                  metadata={"pos": ss_types[ss_type], "lexname": _lexname(lex_filenum),
+                                            "lex_filenum": lex_filenum}))
     edges = [Edge(source=s, target=t, type=ty) for s, t, ty in dict.fromkeys(pending)]
     return Corpus(name=name, records=records, edges=edges, title_weight=2)
