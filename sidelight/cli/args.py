@@ -52,6 +52,12 @@ def add_top_k(p: argparse.ArgumentParser, default: int, help: str, old: tuple[st
         add_deprecated(p, o, "top_k", TOP_K, int)
 
 
+def add_filter(p: argparse.ArgumentParser) -> None:
+    """`--filter KEY=VALUE` (repeatable, into `args.filter`): keep records whose metadata matches exactly."""
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="only records whose metadata KEY equals VALUE (repeat for more keys), e.g. pos=noun")
+
+
 def check_top_k(args: argparse.Namespace) -> int:
     """`args.top_k`, refused below 1 (exit 2, one line)."""
     if args.top_k < 1:

@@ -11,8 +11,8 @@ from ..index import Index
 from ..lab.evaluate import DEFAULT_METRICS, evaluate_method, write_json, write_trec
 from ..lab.metrics import parse_metric
 from ..methods import get_method
-from .args import OUTPUT, add_json, add_output, add_top_k, check_top_k
-from .output import parse_params, print_json, table
+from .args import OUTPUT, add_filter, add_json, add_output, add_top_k, check_top_k
+from .output import parse_filter, parse_params, print_json, table
 
 
 def register(sub) -> None:
@@ -22,7 +22,8 @@ def register(sub) -> None:
     p.add_argument("--qrels", required=True, type=Path, help="qrels TSV (query-id corpus-id score)")
     p.add_argument("-m", "--method", default="bm25", help="a method name (`sidelight methods` lists them)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a method parameter, e.g. -p stem=english -p alpha=0.8 (values parsed as JSON when they can be)")
+                   help="a method parameter, e.g. -p stem=english -p alpha=0.8 (`sidelight methods` lists them)")
+    add_filter(p)
     p.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated, e.g. ndcg@10,mrr@10")
     add_top_k(p, 1000, "ranking depth: records ranked per query", old=("--depth",))
     add_json(p, "print the result (metrics, per-query values) as JSON instead of the table", legacy_path=True)
@@ -57,7 +58,8 @@ def run_eval(args: argparse.Namespace) -> int:
     if missing:
         raise InputError(f"{args.qrels}: query id {missing[0]!r} has no text in {args.queries}")
     queries = {q: queries[q] for q in qrels}
-    result = evaluate_method(index, method, queries, qrels, metrics, depth, progress=not args.quiet)
+    result = evaluate_method(index, method, queries, qrels, metrics, depth, progress=not args.quiet,
+                             where=parse_filter(args.filter))
     if args.json:
         print_json(result.to_json())
     else:

@@ -32,6 +32,21 @@ def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
+def parse_filter(items: list[str]) -> dict[str, str]:
+    """`--filter KEY=VALUE` pairs: records whose metadata KEY equals VALUE (compared as text)."""
+    from ..errors import InputError
+
+    where: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--filter {item!r}: expected KEY=VALUE (a record metadata key and its exact value)")
+        if key in where:
+            raise InputError(f"--filter: {key!r} given twice")
+        where[key] = value
+    return where
+
+
 def parse_params(items: list[str]) -> dict:
     """`KEY=VALUE` pairs from the command line, values as text (`null` is None).
 

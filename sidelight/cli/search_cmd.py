@@ -8,8 +8,9 @@ from pathlib import Path
 
 from ..index import Index
 from ..methods import get_method, method_spec, method_specs
-from .args import add_json, add_top_k, check_top_k
-from .output import parse_params, print_json, table
+from ..lanes.lookup import PARTS_OF_SPEECH
+from .args import add_filter, add_json, add_top_k, check_top_k
+from .output import parse_filter, parse_params, print_json, table
 
 
 def register(sub) -> None:
@@ -19,8 +20,21 @@ def register(sub) -> None:
     p.add_argument("-m", "--method", default="bm25", help="a method name (`sidelight methods` lists them)")
     add_top_k(p, 10, "records returned")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
+    add_filter(p)
     add_json(p)
     p.set_defaults(func=run_search)
+
+    lk = sub.add_parser("lookup", help="words for a description (a reverse dictionary over e.g. wordnet-all)",
+                        description="Ranks words, not records: a word's score is its best record's score; each "
+                                    "result lists the records (senses) it came from, with their glosses.")
+    lk.add_argument("index", type=Path)
+    lk.add_argument("description")
+    lk.add_argument("-m", "--method", default="bm25", help="the method that ranks the records")
+    add_top_k(lk, 10, "words returned")
+    lk.add_argument("--pos", choices=sorted(PARTS_OF_SPEECH), help="only senses of this part of speech")
+    lk.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
+    add_json(lk)
+    lk.set_defaults(func=run_lookup)
 
     m = sub.add_parser("methods", help="list the ranking methods and fusions, each with its parameters")
     m.add_argument("names", nargs="*", metavar="METHOD", help="only these methods")
@@ -32,14 +46,31 @@ def run_search(args: argparse.Namespace) -> int:
     k = check_top_k(args)
     method = get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
     index = Index.load(args.index)
-    hits = index.hits(method.rank(index, args.query, k))
+    hits = index.results(index.rank(method, args.query, k, parse_filter(args.filter)), args.query, args.method)
     if args.json:
-        print_json({"query": args.query, "method": args.method, "hits": [h.__dict__ for h in hits]})
+        print_json({"query": args.query, "method": args.method, "hits": hits.to_dicts()})
     else:
         table(f"{args.method}: {args.query}", ["rank", "id", "score", "title"],
               [(h.rank, h.id, h.score, h.title[:80]) for h in hits], [True, False, True, False])
         if not hits:
             print("no record matched")
+    return 0
+
+
+def run_lookup(args: argparse.Namespace) -> int:
+    k = check_top_k(args)
+    get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
+    index = Index.load(args.index)
+    words = index.lookup(args.description, k, args.method, args.pos, **parse_params(args.param))
+    if args.json:
+        print_json({"query": args.description, "method": args.method,
+                    "results": [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]})
+        return 0
+    table(f"lookup ({args.method}): {args.description}", ["rank", "word", "score", "senses (best first)"],
+          [(w.rank, w.id, w.score, "\n".join(f"{s['id']}: {s['gloss'][:70]}" for s in w["synsets"][:3]))
+           for w in words], [True, False, True, False])
+    if not words:
+        print("no word matched")
     return 0
 
 

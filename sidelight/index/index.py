@@ -35,6 +35,7 @@ from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
 from ..structures.dense import DenseStore
 from ..structures.lexical import BM25Params, LexicalIndex
+from ..structures.ranking import Ranking
 from ..text import TokenizerConfig
 from . import store
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generations, never moved
 T = TypeVar("T")
+Where = Mapping[str, "str | Sequence[str]"]  # a metadata filter: key -> value, or any of several values
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
 
 
@@ -279,14 +281,40 @@ class Index:
         self._refresh()
 
     # ---- search -------------------------------------------------------------------------------
-    def search(self, query: str, method: str = "bm25", k: int = 10, **params) -> Results:
-        """Top-k hits of a named method (see `sidelight methods`; `params` are its declared parameters)."""
+    def search(self, query: str, method: str = "bm25", k: int = 10, where: Where | None = None,
+               **params) -> Results:
+        """Top-k hits of a named method (see `sidelight methods`; `params` are its declared parameters).
+
+        `where` keeps only records whose metadata matches: {key: value} (exact, compared as text)
+        or {key: (value, value, ...)} (any of them); every method ranks the same way under it.
+        """
         from ..methods import get_method
 
-        return self.results(get_method(method, **params).rank(self, query, k), query, method)
+        return self.results(self.rank(get_method(method, **params), query, k, where), query, method)
+
+    def rank(self, method: "Method", query: str, k: int | None, where: Where | None = None) -> Ranking:
+        """`method.rank(self, query, k)`, restricted to the records `where` admits (see `search`)."""
+        if not where:
+            return method.rank(self, query, k)
+        keep = self.metadata_mask(where)
+        r = method.rank(self, query, None)  # every candidate, then the filter, then the cut
+        sel = keep[r.positions]
+        positions, scores = r.positions[sel], r.scores[sel]
+        return Ranking(positions[:k], scores[:k]) if k is not None else Ranking(positions, scores)
+
+    def metadata_mask(self, where: Where) -> np.ndarray:
+        """True for each record whose metadata matches every key of `where` (kept in `memo`)."""
+        items = tuple(sorted((str(key), (value,) if isinstance(value, str) else tuple(map(str, value)))
+                             for key, value in where.items()))
+
+        def build() -> np.ndarray:
+            return np.fromiter((all(str(r.metadata.get(key)) in values for key, values in items)
+                                for r in self.corpus.records), dtype=bool, count=len(self.corpus))
+
+        return self.memo(f"where {items}", None, build)
 
     def search_many(self, queries: Mapping[str, str] | Sequence[str], k: int = 10, method: "str | Method" = "bm25",
-                    progress: bool = False, **params) -> Run:
+                    progress: bool = False, where: Where | None = None, **params) -> Run:
         """Top-k hits of one method for many queries, as a `Run` keyed by query id.
 
         `queries`: {query id: text}, or a list of texts (ids "0", "1", ...); `method`: a name (with
@@ -306,9 +334,16 @@ class Index:
         with (self.dense.batched_queries(list(queries.values())) if needs_dense else nullcontext()), \
                 progress_bar(len(queries), f"{m.name} queries", progress) as advance:
             for qid, text in queries.items():
-                out[qid] = self.results(m.rank(self, text, k), text, m.name)
+                out[qid] = self.results(self.rank(m, text, k, where), text, m.name)
                 advance(1)
         return Run(out, m.name, name=m.name)
+
+    def lookup(self, description: str, k: int = 10, method: str = "bm25", pos: str | None = None,
+               **params) -> Results:
+        """Words for a description (a reverse dictionary; see `sidelight.lanes.lookup`)."""
+        from ..lanes.lookup import lookup
+
+        return lookup(self, description, k, method, pos, **params)
 
     def results(self, ranking, query: str = "", method: str = "") -> Results:
         """A `Ranking` (positions, scores) as `Results` with ids, ranks and titles."""

@@ -28,9 +28,9 @@ class EvalResult:
 
 
 def run_method(index: Index, method: Method, queries: dict[str, str], depth: int = 1000,
-               progress: bool = True) -> Run:
-    """The method's `Run` over `queries`, `depth` deep."""
-    return index.search_many(queries, depth, method, progress)
+               progress: bool = True, where: Mapping | None = None) -> Run:
+    """The method's `Run` over `queries`, `depth` deep (only records `where` admits, see `Index.search`)."""
+    return index.search_many(queries, depth, method, progress, where)
 
 
 def evaluate(run: Run | Mapping[str, Results | Sequence], qrels: Mapping[str, Mapping[str, int]],
@@ -47,8 +47,9 @@ def evaluate(run: Run | Mapping[str, Results | Sequence], qrels: Mapping[str, Ma
 
 
 def evaluate_method(index: Index, method: Method, queries: dict[str, str], qrels: dict[str, dict[str, int]],
-                    metrics=DEFAULT_METRICS, depth: int = 1000, progress: bool = True) -> EvalResult:
-    run = run_method(index, method, queries, depth, progress)
+                    metrics=DEFAULT_METRICS, depth: int = 1000, progress: bool = True,
+                    where: Mapping | None = None) -> EvalResult:
+    run = run_method(index, method, queries, depth, progress, where)
     return EvalResult(method.name, dict(method.params), len(queries), evaluate(run, qrels, metrics), run)
 
 

@@ -282,10 +282,15 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
                       "parameters": await run_in_threadpool(service.method_specs)})
 
     async def search(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "method", "k", "budget_ms", "params"})
+        a = _only(await _args(request), {"query", "method", "k", "budget_ms", "params", "filter"})
         return _json(await run_in_threadpool(lambda: service.search(
             a.get("query"), a.get("method") or "bm25", a.get("k"), a.get("budget_ms"), a.get("params"),
-            log=request.method == "POST")))
+            a.get("filter"), log=request.method == "POST")))
+
+    async def lookup(request: Request) -> Response:
+        a = _only(await _args(request), {"query", "k", "method", "pos"})
+        return _json(await run_in_threadpool(lambda: service.lookup(
+            a.get("query"), a.get("k"), a.get("method") or "bm25", a.get("pos"), log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
         a = _only(await _body(request), {"query", "limit", "budget_ms", "dense"})
@@ -362,6 +367,7 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         Route("/api/token", token, methods=["GET"]),
         Route("/api/methods", methods, methods=["GET"]),
         Route("/api/search", search, methods=GP),
+        Route("/api/lookup", lookup, methods=GP),
         Route("/api/channels", channels, methods=["POST"]),
         Route("/api/feedback", feedback, methods=["POST"]),
         Route("/api/traces/{trace_id}", trace, methods=["GET"]),

@@ -29,6 +29,7 @@ from ..lanes.channels import (
     lexical_lane,
     relation_lane,
 )
+from ..lanes.lookup import PARTS_OF_SPEECH
 from ..lanes.relation import RELATION_DEFAULTS
 from ..methods import available_methods, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
@@ -47,6 +48,7 @@ from .validate import (
     check_bool,
     check_int,
     check_node_id,
+    check_filter,
     check_params_object,
     check_query,
     check_sha256,
@@ -203,14 +205,14 @@ class Service:
         """Every method's declaration: description, needs and parameters (name, type, default, allowed)."""
         return {s.name: s.to_dict() for s in method_specs()}
 
-    def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None, params: Any = None, *,
-               log: bool = True) -> dict:
+    def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None, params: Any = None,
+               filter: Any = None, *, log: bool = True) -> dict:
         """`params`: the method's parameters (checked by its declaration). `log=False` (the read-only
         HTTP GET form) writes no query-log row; a method search stores no trace."""
         return (self._logged if log else self._quiet)("search", query,
-                                                      lambda: self._search(query, method, k, budget_ms, params))
+                                                      lambda: self._search(query, method, k, budget_ms, params, filter))
 
-    def _search(self, query, method, k, budget_ms, params=None) -> dict:
+    def _search(self, query, method, k, budget_ms, params=None, filter=None) -> dict:
         q = check_query(query)
         k = check_int(k, "k", 1, MAX_K, 10)
         b = self._budget(budget_ms)
@@ -219,6 +221,7 @@ class Service:
         if not isinstance(method, str) or method not in methods:
             raise ApiError(400, "unknown_method", f"unknown method {method!r}", available=sorted(methods))
         chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
+        where = check_filter(filter)
         needs_dense = "dense" in method_spec(method).needs
         if needs_dense and self.index.dense is None:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs dense vectors and this index has "
@@ -230,12 +233,12 @@ class Service:
             used = "bm25"
         elif method != "bm25":  # BM25 is the floor of every answer: never cut, always run here
             try:
-                ranking = b.run(self.pool, method, lambda: chosen.rank(self.index, q, k),
+                ranking = b.run(self.pool, method, lambda: self.index.rank(chosen, q, k, where),
                                 fallback=B.BM25)
             except B.StageCut:
                 used = "bm25"
         if ranking is None:
-            ranking = b.timed("bm25", lambda: get_method("bm25").rank(self.index, q, k))
+            ranking = b.timed("bm25", lambda: self.index.rank(get_method("bm25"), q, k, where))
         hits = [h.to_dict() for h in self.index.hits(ranking)]
         out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
                "note": ("Scores compare only within this method. A method search stores no trace; use "
@@ -244,6 +247,29 @@ class Service:
         return self._finish(out, b)
 
     # -- lanes ----------------------------------------------------------------------------------------
+    def lookup(self, description: Any, k: Any = 10, method: Any = "bm25", pos: Any = None, *,
+               log: bool = True) -> dict:
+        """Words for a description (reverse dictionary); stores no trace. `log=False`: the read-only GET form."""
+        return (self._logged if log else self._quiet)("lookup", description,
+                                                      lambda: self._lookup(description, k, method, pos))
+
+    def _lookup(self, description, k, method, pos) -> dict:
+        q = check_query(description)
+        k = check_int(k, "k", 1, MAX_K, 10)
+        method = method or "bm25"
+        if not isinstance(method, str) or method not in self.methods():
+            raise ApiError(400, "unknown_method", f"unknown method {method!r}", available=sorted(self.methods()))
+        if "dense" in method_spec(method).needs and not self.dense.ready:
+            raise ApiError(422, "method_unavailable", f"method {method!r} needs the dense model, which is "
+                           f"{self.dense.state}; use a lexical method")
+        if pos not in (None, "", *PARTS_OF_SPEECH):
+            raise ApiError(400, "bad_pos", f"pos must be one of {', '.join(PARTS_OF_SPEECH)}, got {pos!r}")
+        words = self.index.lookup(q, k, method, pos or None)
+        results = [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]
+        return {"query": q, "method": method, "results": results,
+                "note": "A word's score is its best sense's score under the method; senses are listed best first.",
+                "_log_lanes": [{"channel": "lookup", "hits": len(results)}]}
+
     def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None) -> dict:
         return self._logged("channels", query, lambda: self._channels(query, limit, budget_ms, dense))
 

@@ -58,6 +58,12 @@ SEARCH = (
     "method answers with BM25 and fallback='lexical-only' while the model loads. `params` sets the method's "
     "declared parameters (e.g. {\"alpha\": 0.8} for bm25+ppr; the readiness resource lists each method's).")
 
+LOOKUP = (
+    "Find the word for a description (a reverse dictionary): use it when the user describes a thing, act or "
+    "quality and wants its name, e.g. 'a tower by the sea with a bright lamp that warns ships'. Returns words "
+    "ranked by their best sense (with each sense's id and gloss); pos limits to noun, verb, adjective or adverb. "
+    "Works on dictionary indexes such as wordnet-all. Stores no trace.")
+
 CONNECTIONS = (
     "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "
     "seats (0 = none). The panel stays hidden until you have finished your answer and called reveal with its "
@@ -123,8 +129,13 @@ def build_server(service: Service, name: str = "sidelight"):
         return call(service.feedback, trace_id, node_id)
 
     @server.tool(name="search", description=SEARCH)
-    def search(query: str, method: str = "bm25", k: int = 10, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return call(service.search, query, method, k, None, params)
+    def search(query: str, method: str = "bm25", k: int = 10, params: dict[str, Any] | None = None,
+               filter: dict[str, str] | None = None) -> dict[str, Any]:
+        return call(service.search, query, method, k, None, params, filter)
+
+    @server.tool(name="lookup", description=LOOKUP)
+    def lookup(query: str, k: int = 10, method: str = "bm25", pos: str | None = None) -> dict[str, Any]:
+        return call(service.lookup, query, k, method, pos)
 
     @server.tool(name="connections", description=CONNECTIONS)
     def connections(query: str, dial: int = 3) -> dict[str, Any]:

@@ -63,6 +63,9 @@ def openapi_document() -> dict:
     gp_search = [_q("q", QUERY, True, "query"), _q("method", {"type": "string", "default": "bm25"}),
                  _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}), _q("budget_ms", BUDGET),
                  _q("params", {"type": "string", "description": "the method's parameters as a JSON object"})]
+    FILTER = {"type": "object", "additionalProperties": {"type": "string"},
+              "description": "only records whose metadata KEY equals VALUE, e.g. {\"pos\": \"noun\"}"}
+    gp_search.append(_q("filter", {"type": "string", "description": "the metadata filter as a JSON object"}))
     gp_floor = [_q("q", QUERY, True, "query"), _q("n", {"type": "integer", "minimum": 1, "maximum": MAX_K}),
                 _q("budget_ms", BUDGET)]
     read_only = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
@@ -78,6 +81,14 @@ def openapi_document() -> dict:
             "post": _op("Top-k hits of one named method", "SearchResult", (400, 413, 422), body="SearchRequest",
                         desc="A dense method falls back to BM25 (fallback 'lexical-only') while the model loads, "
                              "and to BM25 with partial=true when it does not finish within the budget.")},
+        "/api/lookup": {
+            "get": _op("Words for a description (reverse dictionary), ranked by their best sense", "LookupResult",
+                       (400, 422), params=[_q("q", QUERY, True, "the description"),
+                                           _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K}),
+                                           _q("method", {"type": "string"}), _q("pos", {"type": "string"})],
+                       desc=read_only),
+            "post": _op("Words for a description (reverse dictionary), ranked by their best sense", "LookupResult",
+                        (400, 413, 422), body="LookupRequest")},
         "/api/channels": {
             "post": _op("Independent lanes (lexical, dense, relation), each with its own trace id", "ChannelsResult",
                         (400, 413), body="ChannelsRequest",
@@ -129,7 +140,15 @@ def openapi_document() -> dict:
         "SearchRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
             "query": QUERY, "method": {"type": "string", "default": "bm25"},
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}, "budget_ms": BUDGET,
-            "params": PARAMS}},
+            "params": PARAMS, "filter": FILTER}},
+        "LookupRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
+            "query": QUERY, "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10},
+            "method": {"type": "string", "default": "bm25"},
+            "pos": {"type": "string", "enum": ["noun", "verb", "adjective", "adverb"]}}},
+        "LookupResult": {"type": "object", "properties": {
+            "query": {"type": "string"}, "method": {"type": "string"}, "results": {"type": "array", "items": {
+                "type": "object", "properties": {"word": {"type": "string"}, "rank": {"type": "integer"},
+                                                 "score": {"type": "number"}, "synsets": {"type": "array"}}}}}},
         "SearchResult": {"type": "object", "properties": {
             "query": {"type": "string"}, "method": {"type": "string"}, "method_used": {"type": "string"},
             "k": {"type": "integer"}, "hits": {"type": "array", "items": {"type": "object"}}, **LABELS}},

@@ -104,6 +104,15 @@ def check_params_object(value: Any) -> dict:
     return value
 
 
+def check_filter(value: Any) -> dict[str, str]:
+    """A metadata filter: an object of KEY: VALUE strings (or its JSON text, from a query string); absent is {}."""
+    where = check_params_object(value)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in where.items()):
+        raise ApiError(400, "bad_filter", "filter must be an object of metadata KEY: exact VALUE strings, "
+                       "e.g. {\"pos\": \"noun\"}")
+    return where
+
+
 def check_trace_id(value: Any) -> str:
     if not isinstance(value, str) or not TRACE_ID.match(value):
         raise ApiError(400, "bad_trace_id", f"trace_id must be the 32-hex-digit id a lane returned, got {value!r}")

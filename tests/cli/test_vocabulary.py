@@ -162,7 +162,8 @@ def _stdout_json(capsys, argv, rc=0):
     return json.loads(cap.out)
 
 
-COVERED_HERE = {("search",), ("methods",), ("eval",), ("corpus", "stats"), ("channels",), ("feedback",), ("log",)}
+COVERED_HERE = {("search",), ("methods",), ("eval",), ("corpus", "stats"), ("channels",), ("feedback",), ("log",),
+                ("lookup",)}
 COVERED_IN_SERENDIPITY = {("certify",), ("connections",), ("reveal",), ("verdict",)}  # tests/serendipity/test_cli.py
 
 
@@ -172,6 +173,7 @@ def test_every_json_command_is_covered():
 
 def test_json_prints_json_on_stdout(tmp_path, source, index, eval_files, capsys):
     assert _stdout_json(capsys, ["search", str(index), "alpha", "--json"])["hits"]
+    assert _stdout_json(capsys, ["lookup", str(index), "alpha", "--json"])["results"]
     assert "bm25" in _stdout_json(capsys, ["methods", "--json"])
     res = _stdout_json(capsys, _eval(index, *eval_files, "--json"))
     assert res["method"] == "bm25" and set(res["metrics"]) >= {"ndcg@10", "mrr@10"}

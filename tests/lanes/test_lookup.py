@@ -1,0 +1,108 @@
+"""Describe it, find it: words ranked by their best sense; the metadata filter on every method."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import numpy as np
+import pytest
+
+from sidelight.cli import main
+from sidelight.corpus import Corpus, Edge, Record
+from sidelight.errors import InputError
+from sidelight.index import Index
+from sidelight.methods import get_method, method_specs
+from sidelight.structures.dense import DenseStore
+
+from tests.methods.test_hybrid import IDENTITY
+
+SENSES = [  # a toy dictionary: one record per sense, the words as title and aliases
+    Record("n:1", "beacon", "a tower with a light that warns ships", {"pos": "noun"}, ("lighthouse", "pharos")),
+    Record("n:2", "lamp", "a device that gives light", {"pos": "noun"}, ("Lamp",)),
+    Record("v:3", "beacon", "shine like a light that warns", {"pos": "verb"}),
+    Record("a:4", "bright", "emitting much light", {"pos": "adjective"}, ("brilliant",)),
+    Record("a:5", "aglow", "softly bright with light", {"pos": "adjective satellite"}),
+]
+
+
+@pytest.fixture
+def dictionary() -> Index:
+    return Index.build(Corpus("dict", SENSES, [Edge("n:1", "n:2"), Edge("a:5", "a:4", "similar-to")]), progress=False)
+
+
+def test_a_word_scores_its_best_sense_and_lists_every_sense(dictionary):
+    senses = dictionary.search("light that warns ships", k=10)
+    words = dictionary.lookup("light that warns ships", k=10)
+    best = {}
+    for h in senses:  # the oracle: every word of every ranked sense, first (best) score wins
+        rec = dictionary.corpus.records[dictionary.corpus.position[h.id]]
+        for w in (rec.title, *rec.aliases):
+            best.setdefault(w.lower(), h.score)
+    assert [(w.id.lower(), w.score) for w in words] == list(best.items())
+    beacon = next(w for w in words if w.id == "beacon")
+    assert [s["id"] for s in beacon["synsets"]] == [h.id for h in senses if h.id in ("n:1", "v:3")]
+    assert beacon["synsets"][0]["gloss"] == "a tower with a light that warns ships"
+    assert [w.id for w in words].count("lamp") + [w.id for w in words].count("Lamp") == 1  # case variants once
+    assert [w.rank for w in words] == list(range(1, len(words) + 1))
+
+
+def test_part_of_speech_filter_counts_satellites_as_adjectives(dictionary):
+    words = dictionary.lookup("light", k=10, pos="adjective")
+    assert {w.id for w in words} == {"bright", "brilliant", "aglow"}
+    assert {w.id for w in dictionary.lookup("light", k=10, pos="verb")} == {"beacon"}
+    assert len(dictionary.lookup("light", k=2)) == 2
+    with pytest.raises(InputError, match="pos must be one of"):
+        dictionary.lookup("light", pos="pronoun")
+
+
+def _toy_dense(index: Index) -> Index:
+    rng = np.random.default_rng(7)
+    v = rng.normal(size=(len(index.corpus), 4)).astype(np.float32)
+    index.dense = DenseStore(v / np.linalg.norm(v, axis=1, keepdims=True), IDENTITY, "toy")
+    index.dense.encode_query = lambda text: v[len(text) % len(v)]
+    return index
+
+
+@pytest.mark.parametrize("method", sorted(s.name for s in method_specs() if not {"ann"} & set(s.needs)
+                                          and s.name != "floor"))
+def test_the_filter_restricts_every_method_to_matching_records(dictionary, method):
+    index = _toy_dense(dictionary)
+    where = {"pos": ("adjective", "adjective satellite")}
+    full = index.rank(get_method(method), "light that warns", None)
+    admitted = [p for p in full.positions.tolist() if index.corpus.records[p].metadata["pos"] in where["pos"]]
+    got = index.search("light that warns", method, 1, where=where)
+    assert [index.corpus.position[h.id] for h in got] == admitted[:1]
+    assert [h.id for h in index.search("light that warns", method, 10, where={"pos": "noun"})] == \
+        [index.ids[p] for p in full.positions if index.corpus.records[p].metadata["pos"] == "noun"][:10]
+
+
+def test_lookup_and_filter_from_the_cli_http_and_mcp(dictionary, tmp_path, capsys):
+    from mcp import Client
+    from starlette.testclient import TestClient
+
+    from sidelight.serve.app import create_app
+    from sidelight.serve.engine import Service
+    from sidelight.serve.mcp_server import build_server
+
+    path = dictionary.save(tmp_path / "dict")
+    assert main(["lookup", str(path), "light that warns ships", "-k", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["query"] == "light that warns ships" and [r["word"] for r in out["results"]] == ["beacon", "lighthouse"]
+    assert set(out["results"][0]) == {"word", "rank", "score", "synsets"} and out["results"][0]["synsets"][0]["gloss"]
+    assert main(["search", str(path), "light", "--filter", "pos=verb", "--json"]) == 0
+    assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["v:3"]
+    service = Service(Index.load(path))
+    with TestClient(create_app(service)) as client:
+        r = client.get("/api/lookup", params={"q": "light that warns ships", "k": 2})
+        assert r.status_code == 200 and r.json()["results"] == out["results"]
+        assert client.get("/api/lookup", params={"q": "light", "pos": "pronoun"}).json()["error"]["code"] == "bad_pos"
+        r = client.get("/api/search", params={"q": "light", "filter": json.dumps({"pos": "verb"})})
+        assert [h["id"] for h in r.json()["hits"]] == ["v:3"]
+
+    async def session():
+        async with Client(build_server(service)) as c:
+            r = await c.call_tool("lookup", {"query": "light that warns ships", "k": 2})
+            assert not r.is_error and r.structured_content["results"] == out["results"]
+
+    anyio.run(session)
