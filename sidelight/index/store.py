@@ -162,11 +162,21 @@ def recover(root: Path) -> list[str]:
         if p.name.startswith(TMP_PREFIX) or p.name.startswith(f".{POINTER}."):
             _remove(p)
             done.append(f"removed {p.name}, left by an interrupted write")
+    gens = _generations(root)
     try:
         current = int(_GEN_RE.match(current_generation(root)).group(1))
     except IndexFormatError:
         current = None
-    gens = _generations(root)
+        if (root / POINTER).exists():  # an unreadable pointer: roll forward to the newest whole generation
+            for number, p in reversed(gens):
+                try:
+                    read_manifest(p, verify=True)
+                except IndexFormatError:
+                    continue
+                publish(root, p.name)
+                done.append(f"{POINTER} was unreadable; pointed it at {p.name}, the newest whole generation")
+                current = number
+                break
     for number, p in gens:
         if current is None or number > current:
             _remove(p)

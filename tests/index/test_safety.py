@@ -230,3 +230,15 @@ def test_service_follows_an_add_and_keeps_every_acknowledged_feedback(tmp_path):
     with sqlite3.connect(idx / "state.sqlite") as con:
         stored = set(con.execute("SELECT trace_id, node_id FROM successes").fetchall())
     assert len(acknowledged) >= 10 and set(acknowledged) <= stored
+
+
+def test_an_unreadable_pointer_rolls_forward_to_the_newest_whole_generation(tmp_path, one_jsonl):
+    idx = Index.build(hub_corpus(3), progress=False).save(tmp_path / "idx")
+    Index.build(hub_corpus(4), progress=False).save(idx)  # gen-000002 current, gen-000001 kept
+    (idx / store.POINTER).write_text("{garbage")
+    with pytest.raises(Exception, match="corrupt index pointer"):
+        Index.load(idx)
+    with writer_lock(idx):
+        said = store.recover(idx)
+    assert said == ["index.json was unreadable; pointed it at gen-000002, the newest whole generation"]
+    assert len(Index.load(idx).corpus) == 5 and (idx / "gen-000001").is_dir()
