@@ -1,0 +1,66 @@
+"""Seeded sampling for describe-v1 (reverse dictionary over WordNet 3.0). Run once.
+
+Candidates: lemmas of /usr/share/wordnet/index.{noun,verb,adj,adv} with tagsense_cnt >= 1,
+lowercase ASCII letters only, length >= 4. One random.Random(20261201) draws, from the sorted
+candidate list of each part of speech in turn, 90 nouns, 30 verbs, 24 adjectives, 12 adverbs.
+The described sense is the first synset offset of the index line (most frequent tagged sense).
+Writes a working list to /tmp/describe-sample.json (outside the repo).
+"""
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+from sidelight.corpus.wordnet import load_wordnet_all
+
+WN = Path("/usr/share/wordnet")
+PLAN = [("noun", "noun", "n", 90), ("verb", "verb", "v", 30), ("adj", "adjective", "a", 24), ("adv", "adverb", "r", 12)]
+SEED = 20261201
+WORD = re.compile(r"^[a-z]{4,}$")
+
+
+def index_lines(suffix):
+    """lemma -> list of synset offsets (as written), tagsense_cnt, for one index file."""
+    out = {}
+    for line in (WN / f"index.{suffix}").read_text().splitlines():
+        if line.startswith("  "):
+            continue
+        f = line.split()
+        lemma, synset_cnt, p_cnt = f[0], int(f[2]), int(f[3])
+        rest = f[4 + p_cnt:]
+        sense_cnt, tagsense_cnt = int(rest[0]), int(rest[1])
+        offsets = rest[2:]
+        assert len(offsets) == synset_cnt, line
+        out[lemma] = (offsets, tagsense_cnt)
+    return out
+
+
+def main(path="/tmp/describe-sample.json"):
+    corpus = load_wordnet_all()
+    by_id = {r.id: r for r in corpus.records}
+    indexes = {suffix: index_lines(suffix) for suffix, *_ in PLAN}
+    rng = random.Random(SEED)
+    sample = []
+    for suffix, pos, prefix, n in PLAN:
+        idx = indexes[suffix]
+        cands = sorted(w for w, (_, tag) in idx.items() if tag >= 1 and WORD.match(w))
+        print(f"{pos}: {len(cands)} candidates, drawing {n}", file=sys.stderr)
+        for word in rng.sample(cands, n):
+            offsets = idx[word][0]
+            sense = by_id[f"{prefix}:{offsets[0]}"]
+            senses = []  # every sense of the word, all parts of speech
+            for s2, _, p2, _ in PLAN:
+                for off in indexes[s2].get(word, ([], 0))[0]:
+                    r = by_id[f"{p2}:{off}"]
+                    senses.append({"id": r.id, "gloss": r.text})
+            sample.append({"word": word, "pos": pos, "sense_id": sense.id, "gloss": sense.text,
+                           "lemmas": [sense.title, *sense.aliases], "senses": senses})
+    Path(path).write_text(json.dumps(sample, indent=1))
+    for i, s in enumerate(sample):
+        print(f"{i:3d} {s['word']:16s} {s['pos']:9s} {s['sense_id']} {s['lemmas']} | {s['gloss']}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
