@@ -84,7 +84,6 @@ class Service:
         self.default_budget_ms = default_budget_ms
         self.log = querylog or QueryLog.for_index(index)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sidelight-stage")
-        self._position = index.corpus.position
         self._stats: dict | None = None
         self.dense = DenseModel(index.dense, dense_loader)
         self.serendipity = SerendipityLane(index)
@@ -113,7 +112,6 @@ class Service:
             else:
                 self.dense = DenseModel(new.dense, self._dense_loader)
                 self.dense.start()
-            self._position = new.corpus.position
             self._stats = None
             self.serendipity = SerendipityLane(new)
             self._index = new
@@ -201,6 +199,13 @@ class Service:
     def methods(self) -> dict:
         return available_methods()
 
+    def _known_method(self, method: Any) -> str:
+        """A registered method name (default bm25), or 400 listing the names."""
+        method = method or "bm25"
+        if not isinstance(method, str) or method not in self.methods():
+            raise ApiError(400, "unknown_method", f"unknown method {method!r}", available=sorted(self.methods()))
+        return method
+
     def method_specs(self) -> dict:
         """Every method's declaration: description, needs and parameters (name, type, default, allowed)."""
         return {s.name: s.to_dict() for s in method_specs()}
@@ -216,14 +221,12 @@ class Service:
         q = check_query(query)
         k = check_int(k, "k", 1, MAX_K, 10)
         b = self._budget(budget_ms)
-        method = method or "bm25"
-        methods = self.methods()
-        if not isinstance(method, str) or method not in methods:
-            raise ApiError(400, "unknown_method", f"unknown method {method!r}", available=sorted(methods))
+        method = self._known_method(method)
         chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
         where = check_filter(filter)
         needs_dense = "dense" in method_spec(method).needs
-        if needs_dense and self.index.dense is None:
+        idx = self.index  # one generation for the whole call
+        if needs_dense and idx.dense is None:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs dense vectors and this index has "
                            "none; rebuild it with `sidelight index SOURCE --dense minilm`, or use a lexical method")
         used = method
@@ -233,13 +236,13 @@ class Service:
             used = "bm25"
         elif method != "bm25":  # BM25 is the floor of every answer: never cut, always run here
             try:
-                ranking = b.run(self.pool, method, lambda: self.index.rank(chosen, q, k, where),
+                ranking = b.run(self.pool, method, lambda: idx.rank(chosen, q, k, where),
                                 fallback=B.BM25)
             except B.StageCut:
                 used = "bm25"
         if ranking is None:
-            ranking = b.timed("bm25", lambda: self.index.rank(get_method("bm25"), q, k, where))
-        hits = [h.to_dict() for h in self.index.hits(ranking)]
+            ranking = b.timed("bm25", lambda: idx.rank(get_method("bm25"), q, k, where))
+        hits = [h.to_dict() for h in idx.hits(ranking)]
         out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
                "note": ("Scores compare only within this method. A method search stores no trace; use "
                         "/api/channels for lanes with trace ids that feedback can credit.")}
@@ -256,9 +259,7 @@ class Service:
     def _lookup(self, description, k, method, pos) -> dict:
         q = check_query(description)
         k = check_int(k, "k", 1, MAX_K, 10)
-        method = method or "bm25"
-        if not isinstance(method, str) or method not in self.methods():
-            raise ApiError(400, "unknown_method", f"unknown method {method!r}", available=sorted(self.methods()))
+        method = self._known_method(method)
         if "dense" in method_spec(method).needs and not self.dense.ready:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs the dense model, which is "
                            f"{self.dense.state}; use a lexical method")
@@ -361,8 +362,9 @@ class Service:
             raise ApiError(400, "bad_edges", "edges must be a non-empty list of {source, target, type}")
         if len(keys) > MAX_EDGES:
             raise ApiError(400, "edges_out_of_range", f"at most {MAX_EDGES} edges per call, got {len(keys)}")
-        overlay = self.index.state.overlay()
-        g, pos = self.index.graph, self._position
+        idx = self.index
+        overlay = idx.state.overlay()
+        g, pos = idx.graph, idx.corpus.position
         out = []
         for i, e in enumerate(keys):
             if not isinstance(e, dict) or not all(isinstance(e.get(f), str) for f in ("source", "target", "type")):
@@ -389,15 +391,16 @@ class Service:
         q = check_query(query)
         n = check_int(n, "n", 1, MAX_K, DEFAULT_N)
         b = self._budget(budget_ms)
-        if self.index.dense is None:
+        idx = self.index  # one generation for the whole call
+        if idx.dense is None:
             raise ApiError(422, "method_unavailable", "the floor needs dense vectors and this index has none")
         if not self.dense.ready:
             b.skip("floor", self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
-            ranking = b.timed("bm25", lambda: get_method("bm25").rank(self.index, q, n))
-            out = {"query": q, "floor": None, "hits": [h.to_dict() for h in self.index.hits(ranking)],
+            ranking = b.timed("bm25", lambda: get_method("bm25").rank(idx, q, n))
+            out = {"query": q, "floor": None, "hits": [h.to_dict() for h in idx.hits(ranking)],
                    "_log_lanes": [{"channel": "bm25", "hits": len(ranking.positions)}]}
             return self._finish(out, b)
-        fl = b.timed("floor", lambda: build_floor(self.index, q, n=n, deadline_s=b.remaining_s()))
+        fl = b.timed("floor", lambda: build_floor(idx, q, n=n, deadline_s=b.remaining_s()))
         b.partial = b.partial or fl.partial
         data = fl.to_json()
         out = {"query": q, "floor": data, "_log_lanes": [{"channel": "floor", "hits": len(data["hits"])}]}
@@ -444,7 +447,7 @@ class Service:
     def _verdict(self, a_id, b_id, marker, verdict, who, note, trace_id) -> dict:
         a_id, b_id = check_node_id(a_id), check_node_id(b_id)
         for rid in (a_id, b_id):
-            if rid not in self._position:
+            if rid not in self.index.corpus.position:
                 raise ApiError(404, "unknown_node", f"no record {rid!r} in this index")
         marker = check_int(marker, "marker", 0, 10_000_000)
         verdict, who, note = check_verdict(verdict, who, note, VERDICTS)
