@@ -17,9 +17,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from sidelight.corpus.wordnet import load_wordnet_all
+from sidelight.corpus.wordnet import load_wordnet_all, read_index
 
-WN = Path("/usr/share/wordnet")
 POS = {"noun": ("noun", "n"), "verb": ("verb", "v"), "adjective": ("adj", "a"), "adverb": ("adv", "r")}
 FIELDS = {"qid", "family", "split", "pos", "word", "sense_id", "query"}
 EXPECTED = {"noun": 90, "verb": 30, "adjective": 24, "adverb": 12}
@@ -48,20 +47,9 @@ def ngrams(toks, n=3):
     return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
 
 
-def index_offsets(suffix):
-    out = {}
-    for line in (WN / f"index.{suffix}").read_text().splitlines():
-        if line.startswith("  "):
-            continue
-        f = line.split()
-        p_cnt = int(f[3])
-        out[f[0]] = f[4 + p_cnt + 2:]
-    return out
-
-
 def main(path="benchmarks/describe-v1.jsonl"):
     by_id = {r.id: r for r in load_wordnet_all().records}
-    idx = {pos: index_offsets(suffix) for pos, (suffix, _) in POS.items()}
+    idx = {pos: {w: offsets for w, (offsets, _) in read_index(suffix).items()} for pos, (suffix, _) in POS.items()}
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     errors, overlaps, seen, counts = [], [], set(), {}
     for i, row in enumerate(rows):

@@ -13,34 +13,17 @@ import re
 import sys
 from pathlib import Path
 
-from sidelight.corpus.wordnet import load_wordnet_all
+from sidelight.corpus.wordnet import load_wordnet_all, read_index
 
-WN = Path("/usr/share/wordnet")
 PLAN = [("noun", "noun", "n", 90), ("verb", "verb", "v", 30), ("adj", "adjective", "a", 24), ("adv", "adverb", "r", 12)]
 SEED = 20261201
 WORD = re.compile(r"^[a-z]{4,}$")
 
 
-def index_lines(suffix):
-    """lemma -> list of synset offsets (as written), tagsense_cnt, for one index file."""
-    out = {}
-    for line in (WN / f"index.{suffix}").read_text().splitlines():
-        if line.startswith("  "):
-            continue
-        f = line.split()
-        lemma, synset_cnt, p_cnt = f[0], int(f[2]), int(f[3])
-        rest = f[4 + p_cnt:]
-        sense_cnt, tagsense_cnt = int(rest[0]), int(rest[1])
-        offsets = rest[2:]
-        assert len(offsets) == synset_cnt, line
-        out[lemma] = (offsets, tagsense_cnt)
-    return out
-
-
 def main(path="/tmp/describe-sample.json"):
     corpus = load_wordnet_all()
     by_id = {r.id: r for r in corpus.records}
-    indexes = {suffix: index_lines(suffix) for suffix, *_ in PLAN}
+    indexes = {suffix: read_index(suffix) for suffix, *_ in PLAN}
     rng = random.Random(SEED)
     sample = []
     for suffix, pos, prefix, n in PLAN:

@@ -102,6 +102,31 @@ def _synsets(path: Path, ss_types: dict[str, str]):
             yield offset, ss_type, lex_filenum, lemmas, pointers, " ".join(gloss.split()) if sep else ""
 
 
+def read_index(suffix: str, folder: str | Path = WORDNET_DIR) -> dict[str, tuple[list[str], int]]:
+    """`index.SUFFIX` (noun, verb, adj, adv) as lemma -> (synset offsets, most frequent sense first; tagsense_cnt).
+
+    An index line (wndb(5)): ``lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offset...``.
+    """
+    path = Path(folder) / f"index.{suffix}"
+    if not path.is_file():
+        raise MissingDataError(f"WordNet file {str(path)!r} not found: install the Debian package wordnet-base")
+    out = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("  ") or not line.strip():
+            continue
+        f = line.split()
+        try:
+            synset_cnt, p_cnt = int(f[2]), int(f[3])
+            rest = f[4 + p_cnt:]
+            offsets = rest[2:]
+            if len(offsets) != synset_cnt:
+                raise ValueError(f"{synset_cnt} synsets declared, {len(offsets)} listed")
+            out[f[0]] = (offsets, int(rest[1]))
+        except (IndexError, ValueError) as exc:
+            raise InputError(f"{path}:{lineno}: malformed WordNet index line ({exc})") from None
+    return out
+
+
 def _case_distinct(lemmas: list[str]) -> list[str]:
     """The lemmas with case variants of one word kept once, first spelling first (as wnstats(7WN)
     counts word-sense pairs: a synset listing "Aare" and "aare" has one sense of that word)."""
