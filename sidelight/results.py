@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TREC_RUN_NAME = "sidelight"
+_FIELDS = ("id", "rank", "score", "title")  # a Hit's own keys; the rest of its JSON is its evidence
 
 
 def trec_line(query_id: str, doc_id: str, rank: int, score: float, run_name: str = TREC_RUN_NAME) -> str:
@@ -38,10 +39,10 @@ class Hit:
 
     def __getitem__(self, key: str) -> Any:
         """A hit reads like its JSON: `hit["id"]`, `hit["path"]` (KeyError for a key it does not have)."""
-        return self.to_dict()[key]
+        return getattr(self, key) if key in _FIELDS else self.evidence[key]
 
     def __contains__(self, key: object) -> bool:
-        return key in ("id", "rank", "score", "title") or key in self.evidence
+        return key in _FIELDS or key in self.evidence
 
 
 class Results(Sequence[Hit]):

@@ -4,7 +4,6 @@ import json
 import pytest
 
 from sidelight.cli import main
-from sidelight.serendipity.store import Serendipity
 
 from tests.serendipity.test_reveal import FakeEmbedder, _planted_ser, index  # noqa: F401  (fixture)
 

@@ -10,8 +10,7 @@ from sidelight.corpus import Corpus, Record
 from sidelight.errors import InputError
 from sidelight.index import Index
 from sidelight.serendipity import verdicts as V
-from sidelight.serendipity.certify import CertConfig, run_certificate, word_tokens
-from sidelight.serendipity.chunks import record_text
+from sidelight.serendipity.certify import CertConfig, run_certificate
 from sidelight.serendipity.db import SerDB
 from sidelight.serendipity.markers import label_markers
 from sidelight.serendipity.reveal import RevealRefused, connections, reveal
@@ -19,7 +18,7 @@ from sidelight.serendipity.sae import SAE, SAEConfig
 from sidelight.serendipity.seating import MAX_DIAL, CertificateRefused
 from sidelight.serendipity.store import Serendipity, SerendipityConfig
 
-from tests.serendipity.synth import N_TOPICS, PER_TOPIC, PLANTED, PLANTED_MARKER, WIDTH, planted_corpus
+from tests.serendipity.synth import N_TOPICS, PER_TOPIC, PLANTED_MARKER, WIDTH, planted_corpus
 
 DIM = 16
 
