@@ -15,6 +15,10 @@ full-corpus scoring, fusion, the floor's second stage and sorting; not evaluatio
 warm-up query per method first. p50/p95 are over all 3 x 100 timings. The 2 CPUs are shared with
 other jobs: the 1-minute load average is printed before and after every block.
 
+Encoding race (`--vs-sentence-transformers OUR_MODEL_DIR`, nothing else runs): the first 600 SciFact
+abstracts through sentence-transformers fp32 (torch CPU), the bundled MiniLM and our int8 export
+(`sidelight adapt INDEX --minutes 0 -o DIR`), 2 threads each, alternating; see bench/_encoding.py.
+
 Quality (query vectors cached; does not time anything): the floor with each offline second stage
 (dense, fusion = learned logistic or its RRF fallback, rrf) on the 209 SciFact dev queries (the
 train-split queries `learned.split_train` leaves out of fitting), nDCG@10, next to dense, bm25, rrf,
@@ -216,6 +220,8 @@ def main(argv=None) -> int:
     ap.add_argument("--full", action="store_true", help="encode the whole corpus (2 threads) for the rate")
     ap.add_argument("--latency-queries", type=int, default=None)
     ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--vs-sentence-transformers", type=Path, metavar="OUR_MODEL_DIR", default=None,
+                    help="only the encoding race (bench/_encoding.py) against this exported model folder")
     ap.add_argument("--learned-model", type=Path, default=None,
                     help="learned fusion model JSON for `learned` and the floor's fusion scorer (default: shipped)")
     args = ap.parse_args(argv)
@@ -227,12 +233,19 @@ def main(argv=None) -> int:
                  "platform": platform.platform(), "python": platform.python_version(),
                  "onnxruntime": onnxruntime.__version__, "load_start": list(os.getloadavg()),
                  "quick": args.quick}
-    if importlib.util.find_spec("sentence_transformers") is None:
-        msg = "sentence-transformers not installed, skipped"
-    else:
-        msg = "sentence-transformers installed but no comparison is implemented without PyTorch; skipped"
-    print(msg)
-    out["sentence_transformers"] = msg
+    if args.vs_sentence_transformers is not None:
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise SystemExit("the encoding race needs the adapt extra: pip install 'sidelight[adapt]'")
+        from _encoding import race
+
+        out["encoding_race"] = res = race(args.data, args.vs_sentence_transformers)
+        print_table(["path", "docs/s", "x st-fp32", "cos min", "cos mean", "rounds docs/s"],
+                    [[k, f"{v['docs_per_s']:.1f}", f"{v['speed_vs_st']:.2f}", f"{v['cos_min']:.4f}", f"{v['cos_mean']:.4f}",
+                      " ".join(f"{r:.1f}" for r in v["all_docs_per_s"])] for k, v in res["paths"].items()])
+        out["load_end"] = list(os.getloadavg())
+        if args.json:
+            write_json(args.json, out)
+        return 0
 
     t0 = now()
     index = Index.load(args.index)

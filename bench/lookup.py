@@ -2,13 +2,18 @@
 
 Descriptions are a fixed handful written for timing only (not a quality benchmark); each is looked
 up REPEATS times after one warm-up pass. The index is built once and cached under .cache/indexes.
+With `--dense MODEL_SPEC` the index also holds that model's vectors (from the lab's vector cache,
+encoded once) and `--method` may be a dense or fused one; a dense lookup's time includes encoding
+the description (one ONNX Runtime thread, no query-vector cache).
 
     .venv/bin/python bench/lookup.py --json bench/results/lookup.json
+    .venv/bin/python bench/lookup.py --dense .cache/models/wordnet-all-adapted --method dense --json OUT
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -41,22 +46,34 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--method", default="bm25")
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="NAME=JSON", help="method parameter")
+    ap.add_argument("--dense", default=None, metavar="MODEL_SPEC")
     args = ap.parse_args()
+    params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
     path = cache_dir() / "indexes" / "wordnet-all-lexical"
     try:
         index = Index.load(path)
+        if index.corpus.content_hash() != load_source("wordnet-all").content_hash() or index.corpus.alias_weight != 1:
+            raise IndexFormatError("stale")
     except IndexFormatError:
         index = Index.build(load_source("wordnet-all"), progress=False)
-        index.save(path)
-    rows, out = [], {"records": len(index.corpus), "k": args.k, "repeats": REPEATS, "pos": {}}
+        index.save(path, force=True)
+    if args.dense:
+        from sidelight.lab.densecache import dense_store
+
+        index.dense, _ = dense_store(index.corpus, args.dense, threads=1, progress=True)
+    rows = []
+    out = {"records": len(index.corpus), "k": args.k, "repeats": REPEATS, "method": args.method, "params": params,
+           "dense": args.dense, "pos": {}}
     for pos in (None, "noun"):
         for d in DESCRIPTIONS:
-            index.lookup(d, args.k, pos=pos)  # warm-up
+            index.lookup(d, args.k, method=args.method, pos=pos, **params)  # warm-up
         times = []
         for _ in range(REPEATS):
             for d in DESCRIPTIONS:
                 t = now()
-                index.lookup(d, args.k, pos=pos)
+                index.lookup(d, args.k, method=args.method, pos=pos, **params)
                 times.append((now() - t) * 1e3)
         times.sort()
         p50, p95 = times[len(times) // 2], times[int(len(times) * 0.95)]

@@ -10,13 +10,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
-    """Yield `advance(n)`; draws a bar on stderr when enabled and stderr is a terminal."""
+def progress_bar(total: int, description: str, enabled: bool = True) -> Iterator[Callable[..., None]]:
+    """Yield `advance(n=1, note=None)`; draws a bar on stderr when enabled and stderr is a terminal.
+    A note (e.g. the current loss) is shown after the description."""
     if not enabled or not sys.stderr.isatty():
-        yield lambda n=1: None
+        yield lambda n=1, note=None: None
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1, note: str | None = None) -> None:
+            bar.update(task, advance=n, description=f"{description} ({note})" if note else description)
+
+        yield advance

@@ -43,3 +43,11 @@ def toy_corpus() -> Corpus:
     ]
     edges = [Edge("d1", "d2"), Edge("d2", "d3", "see", 2.0)]
     return Corpus("toy", records, edges)
+
+
+@pytest.fixture(scope="session")
+def wordnet_all() -> Corpus:
+    """All of WordNet from the Debian package wordnet-base (`make install` installs it)."""
+    from sidelight.corpus.wordnet import load_wordnet_all
+
+    return load_wordnet_all()

@@ -36,13 +36,15 @@ class Corpus:
     """Records in a fixed order plus optional edges between them.
 
     `title_weight` is how many times the title is repeated before the text when indexing
-    (Carrier repeats a dictionary name twice; BEIR papers use title once).
+    (Carrier repeats a dictionary name twice; BEIR papers use title once); `alias_weight` how
+    many times the aliases follow it (0: aliases are not indexed, the default).
     """
 
     name: str
     records: list[Record]
     edges: list[Edge] = field(default_factory=list)
     title_weight: int = 1
+    alias_weight: int = 0
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
@@ -69,9 +71,11 @@ class Corpus:
     def ids(self) -> list[str]:
         return [r.id for r in self.records]
 
-    def indexed_text(self, record: Record) -> str:
-        """The text BM25 sees: title repeated `title_weight` times, then the body."""
-        return " ".join([record.title] * self.title_weight + [record.text])
+    def indexed_text(self, record: Record, title_weight: int | None = None) -> str:
+        """The text BM25 and the embedder see: the title `title_weight` times, the aliases
+        `alias_weight` times (a dictionary's other words for the sense), then the body."""
+        tw = self.title_weight if title_weight is None else title_weight
+        return " ".join([record.title] * tw + list(record.aliases) * self.alias_weight + [record.text])
 
     def content_hash(self) -> str:
         """sha256 over records and edges in order: what an index and a protocol pin."""

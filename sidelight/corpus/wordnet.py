@@ -170,7 +170,9 @@ def load_wordnet_all(folder: str | Path = WORDNET_DIR, *, name: str = "wordnet-a
     aliases: the other lemmas; text: the gloss; metadata: pos (noun, verb, adjective, adjective
     satellite, adverb), lexname, lex_filenum. Every pointer between synsets is a typed edge,
     across parts of speech too (derivation, pertainym, also-see, similar-to, attribute, ...);
-    lexical pointers count at synset level; duplicates and self loops are dropped.
+    lexical pointers count at synset level; duplicates and self loops are dropped. Indexed text:
+    the first lemma twice, the other lemmas once (a word is found through any of its senses'
+    lemmas), then the gloss.
     """
     folder = Path(folder)
     records: list[Record] = []
@@ -187,4 +189,4 @@ def load_wordnet_all(folder: str | Path = WORDNET_DIR, *, name: str = "wordnet-a
                                   metadata={"pos": ss_types[ss_type], "lexname": _lexname(lex_filenum),
                                             "lex_filenum": lex_filenum}))
     edges = [Edge(source=s, target=t, type=ty) for s, t, ty in dict.fromkeys(pending)]
-    return Corpus(name=name, records=records, edges=edges, title_weight=2)
+    return Corpus(name=name, records=records, edges=edges, title_weight=2, alias_weight=1)

@@ -183,7 +183,7 @@ class Index:
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
                        "records": len(self.corpus), "edges": len(self.corpus.edges),
-                       "title_weight": self.corpus.title_weight},
+                       "title_weight": self.corpus.title_weight, "alias_weight": self.corpus.alias_weight},
             "lexical": lexical,
             "graph": {"nodes": self.graph.n_nodes, "edges": self.graph.n_edges,
                       "types": self.graph.type_names},
@@ -235,7 +235,7 @@ class Index:
             records = [record_from_json(o, f"{path}/records.jsonl:{n}") for n, o in read_jsonl(path / "records.jsonl")]
             edges = [Edge(*row) for row in _read_json_lines(path / "edges.jsonl")]
             c = manifest["corpus"]
-            corpus = Corpus(c["name"], records, edges, c["title_weight"])
+            corpus = Corpus(c["name"], records, edges, c["title_weight"], c.get("alias_weight", 0))
             lexical = LexicalIndex.load(path / "lexical", manifest["lexical"], len(records))
             dense = DenseStore.load(path / "dense", len(records)) if "dense" in manifest else None
             graph = Graph.load(path / "graph", mmap=True)

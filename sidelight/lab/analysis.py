@@ -99,9 +99,19 @@ def lexical_overlap(bench: Benchmark, corpus, tokenizer) -> dict:
             "by_type": by_type, "per_query": shares}
 
 
+def median_rank(rankings: Rankings) -> float | None:
+    """Median untruncated rank of the target over queries (a target never ranked counts as infinite);
+    None when the rankings hold no target ranks (BEIR)."""
+    ranks = [row.get("target_rank") for row in rankings.values()]
+    if not ranks or all("target_rank" not in row for row in rankings.values()):
+        return None
+    return float(statistics.median(math.inf if r is None else r for r in ranks))
+
+
 def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, protocol, corpus=None,
-            tokenizer=None) -> dict:
-    """Everything result.json holds: per-label summaries and per-query scores, contrasts, overlap."""
+            tokenizer=None, contrasts: list[tuple[str, str]] = ()) -> dict:
+    """Everything result.json holds: per-label summaries and per-query scores, contrasts, overlap.
+    `contrasts` adds (baseline, candidate) pairs beyond the protocol's (the pick against its candidates)."""
     metrics = protocol.metric_names
     primary = protocol.primary
     per_label = {s.label: per_query_scores(bench, rankings[s.label], metrics) for s in settings}
@@ -112,6 +122,7 @@ def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, pro
                                    "exploratory": bool(spec.get("exploratory")),
                                    "params_from": spec.get("params_from"),
                                    **summarise(bench, per_label[s.label], metrics),
+                                   "median_rank": median_rank(rankings[s.label]),
                                    "per_query": per_label[s.label]}
     groups: dict[str, list[str]] = {}
     for s in settings:
@@ -139,7 +150,7 @@ def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, pro
                 c.update(baseline=base, candidate=f"{g} (mean of {len(labels)})", role="exploratory")
                 out["contrasts"].append(c)
         done = {(c["baseline"], c["candidate"]) for c in out["contrasts"]}
-        for b, cand in protocol.extra_contrasts():
+        for b, cand in [*protocol.extra_contrasts(), *contrasts]:
             if b in per_label and cand in per_label and (b, cand) not in done:
                 c = contrast(bench, per_label[b], per_label[cand], primary, protocol.stats, families)
                 c.update(baseline=b, candidate=cand, role="exploratory")

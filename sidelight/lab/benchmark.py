@@ -102,6 +102,40 @@ def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Ben
     return Benchmark(path.stem, queries, qrels, family, qtype, split, anchor, names)
 
 
+DESCRIBE_REQUIRED = ("qid", "family", "split", "pos", "word", "sense_id", "query")
+
+
+def load_describe_benchmark(path: Path, corpus) -> Benchmark:
+    """A reverse-dictionary benchmark (describe-v1 shape): one description per word; the target is the
+    word (lower-cased), found through any of its senses. The query type is the part of speech.
+    The described sense must be a record of `corpus` that holds the word; errors name file:line."""
+    path = Path(path)
+    b = Benchmark(path.stem, {}, {}, {}, {}, {})
+    for n, obj in read_jsonl(path):
+        where = f"{path}:{n}"
+        missing = [k for k in DESCRIBE_REQUIRED if not isinstance(obj.get(k), str) or not obj[k].strip()]
+        if missing:
+            raise InputError(f"{where}: missing or empty field {missing[0]!r} (need {', '.join(DESCRIBE_REQUIRED)})")
+        qid = obj["qid"]
+        if qid in b.queries:
+            raise InputError(f"{where}: duplicate qid {qid!r}")
+        if obj["split"] not in SPLITS:
+            raise InputError(f"{where}: split {obj['split']!r} is not one of {', '.join(SPLITS)}")
+        pos = corpus.position.get(obj["sense_id"])
+        if pos is None:
+            raise InputError(f"{where}: sense_id {obj['sense_id']!r} is not a record of the corpus")
+        rec = corpus.records[pos]
+        word = obj["word"].lower()
+        if word not in {w.lower() for w in (rec.title, *rec.aliases)}:
+            raise InputError(f"{where}: word {obj['word']!r} is not a lemma of {obj['sense_id']} ({rec.title})")
+        b.queries[qid], b.qrels[qid] = obj["query"], {word: 1}
+        b.family[qid], b.type[qid], b.split[qid] = obj["family"], obj["pos"], obj["split"]
+        b.intended_name[qid] = obj["word"]
+    if not b.queries:
+        raise InputError(f"{path}: no queries")
+    return b
+
+
 def sample_ids(ids: list[str], seed: int, n: int, rule: str = "sorted-int") -> list[str]:
     """Seeded sample of query ids. `rule` names the exact call (see scifact-pilot.json):
 
@@ -123,16 +157,29 @@ def sample_ids(ids: list[str], seed: int, n: int, rule: str = "sorted-int") -> l
     raise InputError(f"unknown sampling rule {rule!r}; use sorted-int, sorted-str, file-order or shuffle-int")
 
 
-def load_beir_benchmark(folder: Path, split: str, sample: dict | None = None) -> Benchmark:
+def load_beir_benchmark(folder: Path, split: str, sample: dict | None = None, dev: dict | None = None) -> Benchmark:
     """A BEIR split as a Benchmark; every query is its own family, all in the 'test' split.
 
     With ``sample = {"seed": s, "n": n, "rule": r}`` queries carry type ``sample`` (in the
     seeded sample) or ``rest``; both are scored, and the report gives the sample and the whole.
+    With ``dev = {"split": "train", "seed": s, "n_fit": n}`` the queries of that split that
+    ``random.Random(s).sample(sorted(ids), n)`` leaves out (the ones not used for fitting or
+    training) join as the 'dev' split, type ``dev``.
     """
     queries, qrels = beir_split(Path(folder), split)
     qtype = {q: "all" for q in queries}
     if sample:
         chosen = set(sample_ids(list(queries), int(sample["seed"]), int(sample["n"]), sample.get("rule", "sorted-int")))
         qtype = {q: ("sample" if q in chosen else "rest") for q in queries}
-    return Benchmark(Path(folder).name, queries, qrels, {q: q for q in queries}, qtype,
-                     {q: "test" for q in queries})
+    splits = {q: "test" for q in queries}
+    if dev:
+        dq, dqrels = beir_split(Path(folder), dev["split"])
+        ids = sorted(set(dqrels))
+        fit = set(random.Random(int(dev["seed"])).sample(ids, int(dev["n_fit"])))
+        clash = sorted(set(ids) & set(queries))
+        if clash:
+            raise InputError(f"{folder}: query {clash[0]!r} is in both the {dev['split']} and the {split} split")
+        for q in ids:
+            if q not in fit:
+                queries[q], qrels[q], qtype[q], splits[q] = dq[q], dqrels[q], "dev", "dev"
+    return Benchmark(Path(folder).name, queries, qrels, {q: q for q in queries}, qtype, splits)

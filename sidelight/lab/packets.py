@@ -30,7 +30,7 @@ def export_packets(run: Path, out: Path, k: int = 5, n_families: int = 8, seed: 
     freeze = read_json(run / "freeze.json")
     proto = load_protocol(Path(freeze["protocol_path"]))
     corpus = proto.load_corpus()
-    bench = proto.load_benchmark(set(corpus.ids)).subset("test")
+    bench = proto.load_benchmark(corpus).subset("test")
     pc = freeze["protocol_data"].get("primary_contrast") or {"baseline": "bm25", "candidate": "bm25"}
     methods = list(dict.fromkeys([pc["baseline"], pc["candidate"]]))
     ranks = read_rankings(run / "test" / "rankings")

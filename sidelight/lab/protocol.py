@@ -17,13 +17,16 @@ from pathlib import Path
 from ..corpus.model import Corpus
 from ..errors import InputError
 from ..index.store import sha256_file
-from .benchmark import Benchmark, load_beir_benchmark, load_concept_benchmark
+from .benchmark import Benchmark, load_beir_benchmark, load_concept_benchmark, load_describe_benchmark
 from .metrics import parse_metric
+from .pick import check_pick
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 _IMPL_SUFFIXES = (".py", ".txt", ".json")
 #: The seed of the paired bootstrap and sign-flip tests (Carrier R01 §5, "seed127300").
 STATS_SEED = 127300
+#: benchmark kinds read from one JSONL file: concept (a record per query), describe (a word per query)
+FILE_KINDS = ("concept", "describe")
 DEFAULT_STATS = {"seed": STATS_SEED, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95}
 
 
@@ -35,6 +38,13 @@ class Setting:
     method: str
     params: dict = field(default_factory=dict, hash=False, compare=False)
     group: str = ""  # settings sharing a group (rewire seeds) are also summarised together
+    dense: str | None = None  # a key of index.dense_variants: rank over those vectors instead
+
+
+def method_of(spec: dict) -> str:
+    """The registered method a protocol entry runs: its `method`, else its `name`. Two entries may
+    run one method under two names, e.g. `dense` and `dense-adapted` with `"dense": "adapted"`."""
+    return spec.get("method", spec["name"])
 
 
 def setting_label(name: str, params: dict) -> str:
@@ -117,22 +127,38 @@ class Protocol:
             setup["corpus_encoding"] = {k: v for k, v in info.items() if k != "model"}
         return index, setup
 
+    def dense_variants(self) -> dict[str, str]:
+        """name -> model spec of the extra vector sets methods may rank over (`"dense": NAME`);
+        a folder path (one with a '/') is resolved against the protocol's folder."""
+        out = {}
+        for name, spec in self.data.get("index", {}).get("dense_variants", {}).items():
+            out[name] = str(self.resolve(spec)) if "/" in spec and not spec.startswith("hf:") else spec
+        return out
+
     def dense_model(self) -> dict | None:
-        """Identity of the protocol's embedding model (what decides the vectors), or None."""
+        """Identity of the protocol's embedding model(s) (what decides the vectors), or None."""
         spec = self.data.get("index", {}).get("dense")
         if not spec:
             return None
         from .densecache import load_embedder, model_material
 
-        emb = load_embedder(spec)
-        return {"spec": spec, "name": emb.identity.get("name"), **model_material(emb.identity)}
+        def identity(s: str) -> dict:
+            emb = load_embedder(s)
+            return {"spec": s, "name": emb.identity.get("name"), **model_material(emb.identity)}
+
+        out = identity(spec)
+        variants = self.dense_variants()
+        if variants:  # only when present, so older frozen runs keep their record
+            out["variants"] = {name: identity(s) for name, s in sorted(variants.items())}
+        return out
 
     def benchmark_files(self) -> list[Path]:
         b = self.data["benchmark"]
-        if b["kind"] == "concept":
+        if b["kind"] in FILE_KINDS:
             return [self.resolve(b["path"])]
         folder = self._beir_folder()
-        return [folder / "queries.jsonl", folder / "qrels" / f"{b.get('split', 'test')}.tsv"]
+        extra = [folder / "qrels" / f"{b['dev']['split']}.tsv"] if b.get("dev") else []
+        return [folder / "queries.jsonl", folder / "qrels" / f"{b.get('split', 'test')}.tsv", *extra]
 
     def benchmark_sha256(self) -> str:
         """sha256 of the benchmark file; for BEIR, sha256 over the queries and qrels file hashes."""
@@ -151,11 +177,13 @@ class Protocol:
         local = self.resolve(folder)
         return local if local.is_dir() else data_dir() / folder
 
-    def load_benchmark(self, known_ids: set[str] | None = None) -> Benchmark:
+    def load_benchmark(self, corpus: Corpus) -> Benchmark:
         b = self.data["benchmark"]
         if b["kind"] == "concept":
-            return load_concept_benchmark(self.resolve(b["path"]), known_ids)
-        return load_beir_benchmark(self._beir_folder(), b.get("split", "test"), b.get("sample"))
+            return load_concept_benchmark(self.resolve(b["path"]), set(corpus.ids))
+        if b["kind"] == "describe":
+            return load_describe_benchmark(self.resolve(b["path"]), corpus)
+        return load_beir_benchmark(self._beir_folder(), b.get("split", "test"), b.get("sample"), b.get("dev"))
 
     # ---- methods -----------------------------------------------------------------------------
     def _check_declared_params(self, spec: dict) -> None:
@@ -164,10 +192,10 @@ class Protocol:
 
         fixed = spec.get("params", {})
         try:
-            check_params(spec["name"], fixed)
+            check_params(method_of(spec), fixed)
             for key, values in spec.get("grid", {}).items():
                 for v in values:
-                    check_params(spec["name"], {**fixed, key: v})
+                    check_params(method_of(spec), {**fixed, key: v})
         except InputError as exc:
             raise InputError(f"{self.path}: {exc}") from None
 
@@ -178,10 +206,14 @@ class Protocol:
         known = available_methods()
         runnable, skipped = [], []
         has_dense = bool(self.data.get("index", {}).get("dense"))
+        variants = self.dense_variants()
         for spec in self.methods:
+            if spec.get("dense") is not None and spec["dense"] not in variants:
+                raise InputError(f"{self.path}: method {spec['name']!r} asks for dense vectors {spec['dense']!r}; "
+                                 f"index.dense_variants has {', '.join(sorted(variants)) or 'none'}")
             if spec.get("requires") == "dense" and not has_dense:
                 skipped.append(spec["name"])  # needs document vectors the protocol does not build
-            elif spec["name"] in known:
+            elif method_of(spec) in known:
                 runnable.append(spec)
             elif spec.get("required", True):
                 raise InputError(f"{self.path}: method {spec['name']!r} is not registered; "
@@ -203,6 +235,7 @@ class Protocol:
                 if clash:
                     raise InputError(f"{self.path}: method {spec['name']!r} borrows {', '.join(clash)} from "
                                      f"{src!r} and also sets them itself")
+        check_pick(self.data.get("pick"), names, str(self.path))
         pc = self.data.get("primary_contrast")
         if pc:
             for role in ("baseline", "candidate"):
@@ -230,7 +263,8 @@ class Protocol:
         out = []
         for values in itertools.product(*(grid[k] for k in keys)):
             params = {**spec.get("params", {}), **dict(zip(keys, values))}
-            out.append(Setting(setting_label(spec["name"], dict(zip(keys, values))), spec["name"], params, spec["name"]))
+            out.append(Setting(setting_label(spec["name"], dict(zip(keys, values))), method_of(spec), params,
+                               spec["name"], spec.get("dense")))
         return out
 
     def settings(self, runnable: list[dict], selected: dict[str, dict] | None) -> list[Setting]:
@@ -256,9 +290,10 @@ class Protocol:
             if seeds:
                 for v in seeds["values"]:
                     p = {**params, seeds.get("param", "seed"): v}
-                    out.append(Setting(f"{name}[{seeds.get('param', 'seed')}={v}]", name, p, name))
+                    out.append(Setting(f"{name}[{seeds.get('param', 'seed')}={v}]", method_of(spec), p, name,
+                                       spec.get("dense")))
             else:
-                out.append(Setting(name, name, params, name))
+                out.append(Setting(name, method_of(spec), params, name, spec.get("dense")))
         return out
 
 
@@ -273,8 +308,8 @@ def load_protocol(path: Path) -> Protocol:
     for key in ("corpus", "benchmark", "methods", "metrics"):
         if key not in data:
             raise InputError(f"{path}: protocol needs a {key!r} section")
-    if data["benchmark"].get("kind") not in ("concept", "beir"):
-        raise InputError(f"{path}: benchmark.kind must be 'concept' or 'beir'")
+    if data["benchmark"].get("kind") not in (*FILE_KINDS, "beir"):
+        raise InputError(f"{path}: benchmark.kind must be 'concept', 'describe' or 'beir'")
     for m in [data["metrics"]["primary"], *data["metrics"].get("secondary", [])]:
         parse_metric(m)
     seen = set()

@@ -128,7 +128,7 @@ def _require_rankings(run: Path, stage: str, rec: dict, result: dict, methods: l
     info = result.get("methods")
     if info is None:
         return
-    run_methods = {v.get("method") for v in info.values() if isinstance(v, dict)}
+    run_methods = {v.get("group") or v.get("method") for v in info.values() if isinstance(v, dict)}
     for name in methods:
         if name not in run_methods:
             raise RefusedError(f"{run / stage / 'result.json'} has no setting of the frozen method {name!r}; "

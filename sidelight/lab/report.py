@@ -66,7 +66,7 @@ def _blocks(run: Path) -> list[tuple]:
     timings = json.loads((run / "test" / "timings.json").read_text()) if (run / "test" / "timings.json").exists() else None
     proto = load_protocol(Path(freeze["protocol_path"]))
     corpus = proto.load_corpus()
-    bench = proto.load_benchmark(set(corpus.ids)).subset("test")
+    bench = proto.load_benchmark(corpus).subset("test")
     pdata = freeze["protocol_data"]
     primary = res["primary_metric"]
     B: list[tuple] = [("h1", f"Lab report: {freeze['protocol']}")]

@@ -32,10 +32,12 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import InputError
+from ..lanes.lookup import word_ranking
 from ..methods import get_method
 from ..store.lock import writer_lock
 from .analysis import analyse
-from .protocol import Protocol, Setting, implementation_hash, load_protocol
+from .pick import pick
+from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
 
 
@@ -95,8 +97,9 @@ class Context:
         self.protocol = protocol
         self.say = print if verbose else (lambda *a, **k: None)
         self.corpus = protocol.load_corpus()
-        self.bench = protocol.load_benchmark(set(self.corpus.ids))
+        self.bench = protocol.load_benchmark(self.corpus)
         self._index = None
+        self._variants: dict = {}
         self.setup: dict = {}
 
     @property
@@ -104,6 +107,19 @@ class Context:
         if self._index is None:
             self._index, self.setup = self.protocol.build_index(self.corpus)
         return self._index
+
+    def index_for(self, dense: str | None):
+        """The protocol's index, or the same records and BM25 with another vector set (`index.dense_variants`)."""
+        if dense is None:
+            return self.index
+        if dense not in self._variants:
+            from ..index import Index
+            from .densecache import dense_store
+
+            store, info = dense_store(self.corpus, self.protocol.dense_variants()[dense], progress=False)
+            self._variants[dense] = Index(self.corpus, self.index.lexical, dense=store, graph=self.index.graph)
+            self.setup.setdefault("dense_variants", {})[dense] = {k: v for k, v in info.items() if k != "model"}
+        return self._variants[dense]
 
     def hashes(self) -> dict:
         impl, files = implementation_hash()
@@ -175,14 +191,20 @@ def check_frozen(ctx: Context, out: Path) -> dict:
 
 # ---- ranking -----------------------------------------------------------------------------------
 def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
-    """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked."""
-    index, bench, depth = ctx.index, ctx.bench, ctx.protocol.depth
+    """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked.
+    A describe benchmark ranks words: "ids" are words by their best record (`lanes.lookup`), no scores."""
+    index, bench, depth = ctx.index_for(setting.dense), ctx.bench, ctx.protocol.depth
     method = get_method(setting.method, **setting.params)
-    full = ctx.protocol.kind == "concept"  # the full ranking gives untruncated target ranks
+    full = ctx.protocol.kind in FILE_KINDS  # the full ranking gives untruncated target ranks
     drop = ctx.protocol.data.get("exclude_anchor", True)
     out = {}
     for q in qids:
         r = method.rank(index, bench.queries[q], None if full else depth)
+        if ctx.protocol.kind == "describe":
+            records = (index.corpus.records[p] for p in r.positions)
+            words, rank = word_ranking(records, depth, bench.intended_name[q])
+            out[q] = {"ids": words, "scores": [], "n_ranked": len(r.positions), "target_rank": rank}
+            continue
         ids = [str(index.ids[p]) for p in r.positions]
         scores = [float(s) for s in r.scores]
         if drop and q in bench.anchor and bench.anchor[q] in ids:
@@ -261,6 +283,7 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
     selected: dict[str, dict] = {}
     table: dict[str, list] = {}
     rankings: dict = {}
+    picked = None
     if grids and not qids:
         raise InputError(f"{p.path}: methods have grids but the benchmark has no dev queries")
     if qids:
@@ -270,14 +293,18 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
         for spec in grids:
             selected[spec["name"]], table[spec["name"]] = select(p, spec, res)
         final = p.settings(runnable, selected)
-        twins = {(f.method, json.dumps(f.params, sort_keys=True)): f.label for f in first}
+        twins = {(f.method, f.dense, json.dumps(f.params, sort_keys=True)): f.label for f in first}
         for s in final:  # selected settings under their plain labels reuse the grid point's ranks
             if s.label not in rankings:
-                twin = twins.get((s.method, json.dumps(s.params, sort_keys=True)))
+                twin = twins.get((s.method, s.dense, json.dumps(s.params, sort_keys=True)))
                 rankings[s.label] = rankings[twin] if twin else rank_setting(ctx, s, qids)
         all_settings = first + [s for s in final if s.label not in {f.label for f in first}]
         result = analyse(dev, rankings, all_settings, p)
         result["setup"] = ctx.setup
+        if p.data.get("pick"):
+            picked = pick(p.data["pick"], {lab: m["overall"] for lab, m in result["methods"].items()},
+                          p.data.get("selection", {}).get("metric", p.primary))
+            ctx.say(f"pick: {picked['note']}")
     else:
         result = {"note": "no dev queries and no grid: nothing to select"}
     tmp = Path(tempfile.mkdtemp(prefix=".dev.tmp-", dir=out))
@@ -285,7 +312,8 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
              for label, r in rankings.items()}
     files["dev/result.json"] = write_json(tmp / "result.json", result)
     files["dev/selection.json"] = write_json(tmp / "selection.json", {
-        "selected": selected, "grid": table, "rule": p.data.get("selection", {}), "split": "dev"})
+        "selected": selected, "grid": table, "rule": p.data.get("selection", {}), "split": "dev",
+        **({"pick": picked} if picked else {})})
     write_json(tmp / RECORD_NAME, stage_record("dev", {"freeze.json": sha256_of(out / "freeze.json")}, files))
     old = None
     if (out / "dev").exists():  # a dev rerun before the test: the old selection goes whole
@@ -304,8 +332,16 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
     test = ctx.bench.subset("test")
     settings = p.settings(runnable, selection["selected"])
     rankings = _rank_all(ctx, settings, list(test.queries), {})
-    result = analyse(test, rankings, settings, p, ctx.corpus, ctx.index.lexical.tokenizer)
+    picked, contrasts = selection.get("pick"), []
+    if picked:  # the dev-picked setting, scored again under the pick's name and set against every candidate
+        chosen = next(s for s in settings if s.label == picked["chosen"])
+        settings = settings + [Setting(picked["name"], chosen.method, chosen.params, picked["name"], chosen.dense)]
+        rankings[picked["name"]] = rankings[chosen.label]
+        contrasts = [(lab, picked["name"]) for lab in picked["dev"]]
+    result = analyse(test, rankings, settings, p, ctx.corpus, ctx.index.lexical.tokenizer, contrasts)
     result["selection"] = selection["selected"]
+    if picked:
+        result["pick"] = picked
     result["setup"] = ctx.setup
     if ctx.index.dense is not None:
         result["dense"] = _dense_report(ctx, test)

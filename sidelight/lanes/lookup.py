@@ -10,7 +10,9 @@ which is itself by score, then ascending record id. Words that appear only beyon
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
+
+from ..corpus.model import Record
 
 from ..errors import InputError
 from ..results import Hit, Results
@@ -36,10 +38,31 @@ def lookup(index: "Index", description: str, k: int = 10, method: str = "bm25", 
     words: dict[str, dict] = {}
     for hit in records:
         rec = index.corpus.records[index.corpus.position[hit.id]]
-        for word in (rec.title, *rec.aliases):
+        for word in words_of(rec):
             entry = words.setdefault(word.lower(), {"word": word, "score": hit.score, "synsets": []})
             if len(entry["synsets"]) == 0 or entry["synsets"][-1]["id"] != hit.id:
                 entry["synsets"].append({"id": hit.id, "pos": rec.metadata.get("pos"), "gloss": rec.text})
     best = list(words.values())[:k]  # dict order: first appearance in the record ranking, best first
     hits = [Hit(w["word"], i + 1, w["score"], w["word"], {"synsets": w["synsets"]}) for i, w in enumerate(best)]
     return Results(hits, description, method)
+
+
+def words_of(record: Record) -> tuple[str, ...]:
+    """The words a dictionary record (a sense) stands for: its title, then its aliases."""
+    return (record.title, *record.aliases)
+
+
+def word_ranking(records: Iterable[Record], depth: int, target: str | None = None) -> tuple[list[str], int | None]:
+    """(the first `depth` words, lower-cased, in the order their best record comes, the 1-based rank
+    of `target` or None): the same aggregation as `lookup`, over records already ranked. Reading
+    stops once `depth` words are gathered and the target is found."""
+    order: dict[str, None] = {}
+    target = target.lower() if target else None
+    for rec in records:
+        for word in words_of(rec):
+            order.setdefault(word.lower(), None)
+        if len(order) >= depth and (target is None or target in order):
+            break
+    words = list(order)
+    rank = words.index(target) + 1 if target in order else None
+    return words[:depth], rank

