@@ -4,11 +4,11 @@ Each corpus is adapted in its own child process (2 threads, the default 20-minut
 model folder is kept under .cache/models/ for the lab protocols that compare it
 (protocols/scifact-adapt.json, foldoc-adapt.json, describe-v1.json):
 
-* scifact: self-supervised pairs from the corpus plus the SciFact *train* split's fit queries
-  (`random.Random(45110).sample(sorted(train ids), 600)`, as the pilot); the other 209 train
-  queries stay out of training for dev selection, the test split is never read;
-* foldoc: self-supervised from FOLDOC's records only (no benchmark query);
-* wordnet-all: self-supervised (gloss -> the synset's words), 60,000 pairs.
+* scifact: 6,000 cloze pairs from the abstracts plus the SciFact *train* split's fit queries
+  (`random.Random(45110).sample(sorted(train ids), 600)`, as the pilot; each judgement 4 times);
+  the other 209 train queries stay out of training for dev selection, the test split is never read;
+* foldoc: 40,000 cloze pairs from FOLDOC's records only (no benchmark query);
+* wordnet-all: 20,000 cloze pairs (gloss -> the synset's words; half keep the gloss), 12 minutes.
 
     .venv/bin/python bench/adapt.py --json bench/results/adapt.json [--corpora scifact foldoc] [--minutes M] [--force]
 
@@ -33,8 +33,8 @@ from _common import print_table, write_json  # noqa: E402
 from sidelight.config import cache_dir, dataset_path  # noqa: E402
 from sidelight.corpus.beir import load_queries, read_qrels  # noqa: E402
 
-CORPORA = {"scifact": ["--max-pairs", "40000"], "foldoc": ["--max-pairs", "40000"],
-           "wordnet-all": ["--max-pairs", "60000"]}
+CORPORA = {"scifact": ["--max-pairs", "6000"], "foldoc": ["--max-pairs", "40000"],
+           "wordnet-all": ["--max-pairs", "20000", "--keep-anchor", "0.5", "--minutes", "12"]}
 FIT_SEED, N_FIT = 45110, 600
 
 

@@ -21,13 +21,14 @@ class AdaptConfig:
     scale: float = 20.0          # MultipleNegativesRankingLoss temperature (1/scale)
     max_pairs: int = 40_000      # self-supervised pairs drawn from the corpus (seeded sample)
     hard_negatives: bool = True  # one BM25-mined negative per pair
+    keep_anchor: float = 0.1     # share of cloze positives that keep the anchor sentence (Lee et al.)
     supervised_repeats: int = 4  # each (train query, relevant record) pair appears this many times
     seed: int = 0
     threads: int = 2
 
     def __post_init__(self) -> None:
         checks = {"minutes": self.minutes >= 0, "batch_size": self.batch_size >= 2, "max_length": self.max_length >= 8,
-                  "learning_rate": self.learning_rate > 0, "warmup_fraction": 0 <= self.warmup_fraction < 1,
+                  "learning_rate": self.learning_rate > 0, "keep_anchor": 0 <= self.keep_anchor <= 1, "warmup_fraction": 0 <= self.warmup_fraction < 1,
                   "scale": self.scale > 0, "max_pairs": self.max_pairs >= 1, "threads": self.threads >= 1,
                   "supervised_repeats": self.supervised_repeats >= 1}
         bad = [k for k, ok in checks.items() if not ok]

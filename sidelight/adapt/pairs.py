@@ -56,8 +56,10 @@ def _without_names(text: str, names: list[str]) -> str:
     return " ".join(text.split())
 
 
-def cloze_pair(index: "Index", position: int, rng: random.Random) -> Pair | None:
-    """One inverse-cloze pair for a record, or None when it has no segment long enough."""
+def cloze_pair(index: "Index", position: int, rng: random.Random, keep: float = 0.0) -> Pair | None:
+    """One inverse-cloze pair for a record, or None when it has no segment long enough. With
+    probability `keep` the positive is the whole record, anchor included (as Lee et al. do, so the
+    model keeps matching a record that does contain the query's words)."""
     rec = index.corpus.records[position]
     parts = segments(rec.text)
     names = [rec.title, *rec.aliases]
@@ -65,16 +67,25 @@ def cloze_pair(index: "Index", position: int, rng: random.Random) -> Pair | None
     if not choices:
         return None
     cut = rng.choice(choices)
-    rest = Record(rec.id, rec.title, " ".join(p for i, p in enumerate(parts) if i != cut), aliases=rec.aliases)
-    return Pair(_without_names(parts[cut], names), index.corpus.indexed_text(rest), position)
+    kept = rng.random() < keep
+    return Pair(_without_names(parts[cut], names), rest_of(index, position, None if kept else cut), position)
 
 
-def corpus_pairs(index: "Index", max_pairs: int, seed: int) -> list[Pair]:
+def rest_of(index: "Index", position: int, cut: int | None) -> str:
+    """A record as the index encodes it, without its segment number `cut` (None: whole)."""
+    rec = index.corpus.records[position]
+    if cut is None:
+        return index.corpus.indexed_text(rec)
+    text = " ".join(p for i, p in enumerate(segments(rec.text)) if i != cut)
+    return index.corpus.indexed_text(Record(rec.id, rec.title, text, aliases=rec.aliases)).strip()
+
+
+def corpus_pairs(index: "Index", max_pairs: int, seed: int, keep: float = 0.0) -> list[Pair]:
     """Inverse-cloze pairs for a seeded sample of up to `max_pairs` records (corpus order kept)."""
     rng = random.Random(seed)
     n = len(index.corpus)
     positions = sorted(rng.sample(range(n), min(n, max_pairs)))
-    return [p for p in (cloze_pair(index, i, rng) for i in positions) if p is not None]
+    return [p for p in (cloze_pair(index, i, rng, keep) for i in positions) if p is not None]
 
 
 def qrels_pairs(index: "Index", queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
@@ -91,7 +102,10 @@ def qrels_pairs(index: "Index", queries: Mapping[str, str], qrels: Mapping[str, 
 
 
 def mine_negatives(index: "Index", pairs: list[Pair], seed: int, progress: bool = True) -> list[Pair]:
-    """Each pair with one BM25 neighbour of its anchor (not its own record) as the hard negative."""
+    """Each pair with one BM25 neighbour of its anchor (not its own record) as the hard negative,
+    in the positive's form: for a cloze pair the neighbour without one of its segments (a positive
+    without its anchor sentence against whole negatives would teach "a record holding a sentence
+    like the query is wrong"); for a supervised pair the whole neighbour."""
     rng = random.Random(seed)
     lo, hi = NEGATIVE_RANKS
     out = []
@@ -104,7 +118,12 @@ def mine_negatives(index: "Index", pairs: list[Pair], seed: int, progress: bool 
             pool = [i for i in cache[p.anchor] if i != p.record][lo - 1:hi]
             if not pool:  # BM25 found too little: any other record
                 pool = [i for i in (rng.randrange(len(index.corpus)),) if i != p.record] or [(p.record + 1) % len(index.corpus)]
-            neg = index.corpus.indexed_text(index.corpus.records[rng.choice(pool)])
+            other = rng.choice(pool)
+            cut = None
+            if p.source == "ict" and p.positive != rest_of(index, p.record, None):
+                n_parts = len(segments(index.corpus.records[other].text))
+                cut = rng.randrange(n_parts) if n_parts else None
+            neg = rest_of(index, other, cut)
             out.append(Pair(p.anchor, p.positive, p.record, neg, p.source))
             advance(1)
     return out

@@ -29,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     p.add_argument("--max-pairs", type=int, default=defaults.max_pairs, help="self-supervised pairs drawn from the corpus")
     p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only")
+    p.add_argument("--keep-anchor", type=float, default=defaults.keep_anchor,
+                   help=f"share of cloze positives that keep their anchor sentence; default {defaults.keep_anchor:g}")
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--threads", type=int, default=defaults.threads)
     p.add_argument("--force", action="store_true", help="replace an earlier adapted model in the folder")
@@ -50,7 +52,7 @@ def run_adapt(args: argparse.Namespace) -> int:
         raise InputError("--train-queries and --train-qrels go together")
     cfg = AdaptConfig(minutes=args.minutes, batch_size=args.batch_size, max_length=args.max_length,
                       learning_rate=args.learning_rate, max_pairs=args.max_pairs,
-                      hard_negatives=not args.no_hard_negatives, seed=args.seed, threads=args.threads)
+                      hard_negatives=not args.no_hard_negatives, keep_anchor=args.keep_anchor, seed=args.seed, threads=args.threads)
     index = Index.load(args.index)
     queries = load_queries(args.train_queries) if args.train_queries else None
     qrels = read_qrels(args.train_qrels, set(index.corpus.ids))[0] if args.train_qrels else None

@@ -94,7 +94,9 @@ def _print_table(out: Path) -> None:
 
     res = json.loads((Path(out) / "test" / "result.json").read_text())
     ms = res["metrics"][:5]
-    table(f"held-out ({Path(out)})", ["method"] + ms, [[lab] + [ov[m] for m in ms] for lab, ov in _display_rows(res)],
+    if any(info.get("median_rank") is not None for info in res["methods"].values()):
+        ms = ms + ["median_rank"]
+    table(f"held-out ({Path(out)})", ["method"] + ms, [[lab] + [ov.get(m) for m in ms] for lab, ov in _display_rows(res)],
           [False] + [True] * len(ms))
 
 

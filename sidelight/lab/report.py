@@ -49,10 +49,11 @@ def _display_rows(result: dict) -> list[tuple[str, dict]]:
         params = {k: v for k, v in info["params"].items() if k not in ("n_seeds", "iterations")}
         if info.get("params_from"):
             params = {k: v for k, v in params.items() if k in ("alpha", "lam")} or params
-        text = label + (f" {json.dumps(params)}" if params and label == info["method"] else "")
+        text = label + (f" {json.dumps(params)}" if params and label == info["group"] else "")
         if info.get("params_from"):
             text += f" (setting of {info['params_from']})"
-        rows.append((text + (" · exploratory" if info.get("exploratory") else ""), info["overall"]))
+        overall = info["overall"] if info.get("median_rank") is None else {**info["overall"], "median_rank": info["median_rank"]}
+        rows.append((text + (" · exploratory" if info.get("exploratory") else ""), overall))
     return rows
 
 
@@ -101,6 +102,18 @@ def _blocks(run: Path) -> list[tuple]:
                   [[lab] + [_fmt(ov[m], m) for m in HEADLINE_METRICS] for lab, ov in rows]))
         extra = [m for m in res["metrics"] if m not in HEADLINE_METRICS]
         B.append(("table", ["Method"] + extra, [[lab] + [_fmt(ov[m], m) for m in extra] for lab, ov in rows]))
+    elif proto.kind == "describe":
+        n = res["methods"][next(iter(res["methods"]))]["n_queries"]
+        B.append(("p", f"{n} held-out descriptions, one word each; a word ranks where its best sense ranks. "
+                       "acc@k is the share of descriptions whose word is in the top k (hit@k); median rank is "
+                       "over descriptions, a word never ranked counting as infinite."))
+        B.append(("table", ["Method", "acc@1", "acc@10", "acc@100", "MRR@10", "median rank"],
+                  [[lab] + [_fmt(ov[m], m) for m in ("hit@1", "hit@10", "hit@100", "mrr@10")]
+                   + [f"{ov.get('median_rank', float('nan')):g}"] for lab, ov in rows]))
+        kinds = sorted(res["methods"][next(iter(res["methods"]))]["by_type"])
+        B.append(("table", ["Method"] + [f"{k} acc@10" for k in kinds],
+                  [[lab] + [_fmt(info["by_type"][k]["hit@10"], "hit@10") for k in kinds]
+                   for lab, info in res["methods"].items()]))
     else:
         ms = res["metrics"]
         for t in ("sample", "all"):
@@ -115,6 +128,10 @@ def _blocks(run: Path) -> list[tuple]:
             if trows:
                 B.append(("p", f"Queries: {t}" + (" (the seeded sample)" if t == "sample" else " judged test queries")))
                 B.append(("table", ["Method", "relevant first"] + ms, trows))
+    if res.get("pick"):
+        pk = res["pick"]
+        B.append(("p", f"Pick (chosen on dev {pk['metric']}, a fused method only when it beats every single lane): "
+                       f"{pk['note']}. Dev: " + ", ".join(f"{k} {v:.4f}" for k, v in pk["dev"].items()) + "."))
     if res.get("dense"):
         B.extend(_dense_block(res, pdata))
     if res.get("setup") and not timings:

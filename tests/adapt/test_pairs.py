@@ -56,12 +56,16 @@ def test_qrels_pairs_repeat_each_positive_judgement():
     assert [(p.anchor, p.record, p.source) for p in pairs] == [("a pot for water", 1, "qrels")] * 3
 
 
-def test_negatives_come_from_bm25_ranks_3_to_10_and_are_never_the_positive():
+def test_negatives_come_from_bm25_ranks_3_to_10_in_the_positive_form():
     index = _index()
-    pairs = [Pair("a tower by the sea with ships", "rest", index.corpus.position["x3"])] * 20
+    x3 = index.corpus.position["x3"]
+    cloze = [Pair("a tower by the sea with ships", "word3 word3", x3)] * 20  # a positive without its sentence
+    whole = [Pair("a tower by the sea with ships", index.corpus.indexed_text(index.corpus.records[x3]), x3,
+                  source="qrels")] * 20
     lo, hi = NEGATIVE_RANKS
-    ranked = [index.corpus.indexed_text(index.corpus.records[index.corpus.position[h.id]])
-              for h in index.search(pairs[0].anchor, "bm25", hi + 1) if h.id != "x3"]
-    for p in mine_negatives(index, pairs, seed=0, progress=False):
-        assert p.negative in ranked[lo - 1: hi]
-        assert p.negative != index.corpus.indexed_text(index.corpus.records[p.record])
+    ranked = [index.corpus.records[index.corpus.position[h.id]] for h in index.search(cloze[0].anchor, "bm25", hi + 1)
+              if h.id != "x3"][lo - 1: hi]
+    for p in mine_negatives(index, cloze, seed=0, progress=False):  # a neighbour's names, its one sentence cut
+        assert p.negative in [f"{r.title} {r.title}" for r in ranked]
+    for p in mine_negatives(index, whole, seed=0, progress=False):  # a whole neighbour
+        assert p.negative in [index.corpus.indexed_text(r) for r in ranked]

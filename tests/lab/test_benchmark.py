@@ -62,3 +62,17 @@ def test_sample_rules_differ_but_are_seeded():
     a = sample_ids(ids, 45109, 10, "sorted-int")
     assert a == sample_ids(ids, 45109, 10, "sorted-int")
     assert a != sample_ids(ids, 45109, 10, "shuffle-int")
+
+
+def test_beir_dev_is_the_train_queries_left_out_of_fitting(scifact_dir):
+    from sidelight.corpus.beir import beir_split
+    from sidelight.lab.benchmark import load_beir_benchmark
+    from sidelight.lab.fit_learned import split_train
+
+    b = load_beir_benchmark(scifact_dir, "test", dev={"split": "train", "seed": 45110, "n_fit": 600})
+    train_q, _ = beir_split(scifact_dir, "train")
+    test_q, _ = beir_split(scifact_dir, "test")
+    _, dev_ids = split_train(train_q, 45110, 600)  # the pilot's own split of the train queries
+    assert sorted(b.subset("dev").queries) == dev_ids and len(dev_ids) == 209
+    assert sorted(b.subset("test").queries) == sorted(test_q)
+    assert all(b.type[q] == "dev" for q in dev_ids)
