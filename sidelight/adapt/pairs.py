@@ -37,6 +37,7 @@ class Pair:
     record: int                 # position of the positive record
     negative: str | None = None
     source: str = "ict"         # "ict" or "qrels"
+    whole: bool = False         # the positive is the whole record (a supervised pair, or a kept anchor)
 
 
 def segments(text: str) -> list[str]:
@@ -68,7 +69,8 @@ def cloze_pair(index: "Index", position: int, rng: random.Random, keep: float = 
         return None
     cut = rng.choice(choices)
     kept = rng.random() < keep
-    return Pair(_without_names(parts[cut], names), rest_of(index, position, None if kept else cut), position)
+    return Pair(_without_names(parts[cut], names), rest_of(index, position, None if kept else cut), position,
+                whole=kept)
 
 
 def rest_of(index: "Index", position: int, cut: int | None) -> str:
@@ -97,7 +99,7 @@ def qrels_pairs(index: "Index", queries: Mapping[str, str], qrels: Mapping[str, 
         for doc, grade in sorted(qrels[qid].items()):
             if grade > 0 and qid in queries and doc in pos:
                 rec = index.corpus.records[pos[doc]]
-                out += [Pair(queries[qid], index.corpus.indexed_text(rec), pos[doc], source="qrels")] * repeats
+                out += [Pair(queries[qid], index.corpus.indexed_text(rec), pos[doc], source="qrels", whole=True)] * repeats
     return out
 
 
@@ -120,10 +122,9 @@ def mine_negatives(index: "Index", pairs: list[Pair], seed: int, progress: bool 
                 pool = [i for i in (rng.randrange(len(index.corpus)),) if i != p.record] or [(p.record + 1) % len(index.corpus)]
             other = rng.choice(pool)
             cut = None
-            if p.source == "ict" and p.positive != rest_of(index, p.record, None):
+            if not p.whole:
                 n_parts = len(segments(index.corpus.records[other].text))
                 cut = rng.randrange(n_parts) if n_parts else None
-            neg = rest_of(index, other, cut)
-            out.append(Pair(p.anchor, p.positive, p.record, neg, p.source))
+            out.append(Pair(p.anchor, p.positive, p.record, rest_of(index, other, cut), p.source, p.whole))
             advance(1)
     return out

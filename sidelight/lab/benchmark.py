@@ -51,6 +51,17 @@ class Benchmark:
         return rel[0] if len(rel) == 1 else None
 
 
+def _check_row(obj: dict, required: tuple[str, ...], where: str, seen: dict) -> None:
+    """The fields every benchmark row shares: required strings, a new qid, a known split."""
+    missing = [k for k in required if not isinstance(obj.get(k), str) or not obj[k].strip()]
+    if missing:
+        raise InputError(f"{where}: missing or empty field {missing[0]!r} (need {', '.join(required)})")
+    if obj["qid"] in seen:
+        raise InputError(f"{where}: duplicate qid {obj['qid']!r}")
+    if obj["split"] not in SPLITS:
+        raise InputError(f"{where}: split {obj['split']!r} is not one of {', '.join(SPLITS)}")
+
+
 def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Benchmark:
     """Read and validate a concept benchmark JSONL; errors name file:line."""
     path = Path(path)
@@ -64,16 +75,10 @@ def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Ben
     family_split: dict[str, tuple[str, int]] = {}
     for n, obj in read_jsonl(path):
         where = f"{path}:{n}"
-        missing = [k for k in REQUIRED if not isinstance(obj.get(k), str) or not obj[k].strip()]
-        if missing:
-            raise InputError(f"{where}: missing or empty field {missing[0]!r} (need {', '.join(REQUIRED)})")
+        _check_row(obj, REQUIRED, where, queries)
         qid = obj["qid"]
-        if qid in queries:
-            raise InputError(f"{where}: duplicate qid {qid!r}")
         if obj["type"] not in TYPES:
             raise InputError(f"{where}: type {obj['type']!r} is not one of {', '.join(TYPES)}")
-        if obj["split"] not in SPLITS:
-            raise InputError(f"{where}: split {obj['split']!r} is not one of {', '.join(SPLITS)}")
         fam = obj["family"]
         if fam in family_split and family_split[fam][0] != obj["split"]:
             first_split, first_line = family_split[fam]
@@ -113,14 +118,8 @@ def load_describe_benchmark(path: Path, corpus) -> Benchmark:
     b = Benchmark(path.stem, {}, {}, {}, {}, {})
     for n, obj in read_jsonl(path):
         where = f"{path}:{n}"
-        missing = [k for k in DESCRIBE_REQUIRED if not isinstance(obj.get(k), str) or not obj[k].strip()]
-        if missing:
-            raise InputError(f"{where}: missing or empty field {missing[0]!r} (need {', '.join(DESCRIBE_REQUIRED)})")
+        _check_row(obj, DESCRIBE_REQUIRED, where, b.queries)
         qid = obj["qid"]
-        if qid in b.queries:
-            raise InputError(f"{where}: duplicate qid {qid!r}")
-        if obj["split"] not in SPLITS:
-            raise InputError(f"{where}: split {obj['split']!r} is not one of {', '.join(SPLITS)}")
         pos = corpus.position.get(obj["sense_id"])
         if pos is None:
             raise InputError(f"{where}: sense_id {obj['sense_id']!r} is not a record of the corpus")

@@ -14,7 +14,7 @@ import pytest
 
 from sidelight.adapt import AdaptConfig
 from sidelight.adapt.config import EXTRA_HINT, require_extra
-from sidelight.adapt.pairs import corpus_pairs
+from sidelight.adapt.pairs import cloze_pair, corpus_pairs
 from sidelight.cli import main
 from sidelight.corpus.model import Corpus, Record
 from sidelight.errors import IndexFormatError, MissingDataError
@@ -45,8 +45,6 @@ def test_adapting_on_glosses_beats_the_frozen_model_on_held_out_senses(glosses):
     train_index = Index.build(Corpus("train", glosses[:300], title_weight=2), progress=False)
     held = Index.build(Corpus("held", glosses[300:], title_weight=2), progress=False)
     rng = random.Random(0)
-    from sidelight.adapt.pairs import cloze_pair
-
     test_pairs = [cloze_pair(held, i, rng) for i in range(len(held.corpus))]
     anchors, docs = [p.anchor for p in test_pairs], [p.positive for p in test_pairs]  # gloss -> its words
     model = load_base(64)

@@ -61,7 +61,7 @@ def test_negatives_come_from_bm25_ranks_3_to_10_in_the_positive_form():
     x3 = index.corpus.position["x3"]
     cloze = [Pair("a tower by the sea with ships", "word3 word3", x3)] * 20  # a positive without its sentence
     whole = [Pair("a tower by the sea with ships", index.corpus.indexed_text(index.corpus.records[x3]), x3,
-                  source="qrels")] * 20
+                  source="qrels", whole=True)] * 20
     lo, hi = NEGATIVE_RANKS
     ranked = [index.corpus.records[index.corpus.position[h.id]] for h in index.search(cloze[0].anchor, "bm25", hi + 1)
               if h.id != "x3"][lo - 1: hi]
