@@ -11,7 +11,7 @@ from ..serve.budget import MAX_BUDGET_MS
 from ..serve.engine import Service
 from ..serve.validate import ApiError
 from .args import add_json, add_top_k, check_top_k
-from .output import console, fmt, print_json, table
+from .output import console, fmt, parse_params, print_json, table
 
 CLI_MAX_LIMIT = 10_000  # hits per lane a local user may ask for (HTTP keeps its own, smaller cap)
 DENSE_WAIT_S = 300.0  # a CLI call waits this long for the dense query model before answering without it
@@ -24,6 +24,8 @@ def register(sub) -> None:
     p.add_argument("query")
     add_top_k(p, 10, "hits per lane", old=("--limit",))
     p.add_argument("--no-dense", action="store_true", help="leave the dense lane (and dense seeds) out")
+    p.add_argument("-r", "--relation", action="append", default=[], metavar="KEY=VALUE",
+                   help="a relation lane parameter (`sidelight methods` lists them under `relation`), e.g. rank=activation")
     add_json(p, "print the JSON envelope instead of the tables")
     p.set_defaults(func=run_channels)
 
@@ -43,6 +45,11 @@ def render_path(path: list[dict]) -> str:
     return " ".join(parts)
 
 
+def render_parts(parts: dict) -> str:
+    """Score parts that count, e.g. `graph 1 text .82 dense .4`."""
+    return " ".join(f"{k} {v:.2g}" for k, v in parts.items() if v) or "-"
+
+
 def cli_service(index: Index) -> Service:
     """The service every interface uses, for one CLI call: logged as "cli", no per-lane cap beyond sanity,
     and the dense query model loaded before the call (a CLI call waits for it instead of falling back)."""
@@ -55,7 +62,8 @@ def run_channels(args: argparse.Namespace) -> int:
     k = check_top_k(args)
     service = cli_service(Index.load(args.index))
     try:
-        out = service.channels(args.query, k, MAX_BUDGET_MS, dense=not args.no_dense)
+        out = service.channels(args.query, k, MAX_BUDGET_MS, dense=not args.no_dense,
+                               relation=parse_params(args.relation))
     except ApiError as exc:
         raise InputError(exc.message) from None
     finally:
@@ -76,15 +84,19 @@ def print_channels(envelope: dict) -> None:
             continue
         console.print(f"[bold]{name} lane[/bold]  trace {lane['trace_id']}")
         if name == "relation":
-            seeds = ", ".join(lane["params"].get("seeds", [])) or "none"
-            console.print(f"[dim]relation seeds: {fmt(seeds)}[/dim]")
+            anchors = [a["id"] + (f" (named \"{a['name']}\")" if a["why"] == "name" else f" ({a['why']} seed)")
+                       for a in lane["params"].get("anchors", [])]
+            cue = lane["params"].get("cue")
+            console.print(f"[dim]relation seeds: {fmt(', '.join(anchors) or 'none')}"
+                          + (f"; cue \"{cue['phrase']}\" -> {', '.join(cue['types']) or 'no edge type'}" if cue else "")
+                          + "[/dim]")
         hits = lane["hits"]
         if not hits:
             console.print(f"[dim]no {name} hit[/dim]")
         elif name == "relation":
-            rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], render_path(h["path"]))
-                    for h in hits]
-            table(None, ["rank", "id", "activation", "path"], rows, [True, False, True, False])
+            rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], render_parts(h.get("parts", {})),
+                     render_path(h["path"])) for h in hits]
+            table(None, ["rank", "id", "score", "parts", "path"], rows, [True, False, True, False, False])
         else:
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], h["title"][:60])
                     for h in hits]

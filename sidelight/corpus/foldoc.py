@@ -33,6 +33,8 @@ _LABELLED = re.compile(r"^(?:(.*?\S)\s+)?\(([^()]+)\)$", re.S)
 _URLISH = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:\S+|/\S*|\S+\.html?)$")
 # sense tags at the start of the body or of a numbered sense: "<operating system, security>"
 _DOMAIN = re.compile(r"(?:^|\n)[ \t]*(?:\d+\.[ \t]*)?<([^<>\n]+)>")
+# a sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _DATE = re.compile(r"\s*\((\d{4}-\d{2}-\d{2})\)\s*$")
 
 
@@ -74,6 +76,15 @@ def _split_ref(content: str) -> tuple[str, str | None]:
     return content, content
 
 
+def _context(sentences: list[str], shown: str) -> str:
+    """The first sentence showing a link's text (at most 300 characters), or ''."""
+    low = shown.lower()
+    for s in sentences:
+        if low in s.lower():
+            return s if len(s) <= 300 else s[:297] + "..."
+    return ""
+
+
 def _headlines(head: str, headwords: set[str]) -> list[str]:
     """Headline lines, rejoining a name that wraps when the joined form is an index headword."""
     lines = [_norm(x) for x in head.split("\n")]
@@ -105,7 +116,8 @@ def load_foldoc(
     index headwords (case-insensitively distinct from the title). Text: the body with braces
     removed ({label (target)} shows label), whitespace normalised, trailing "(yyyy-mm-dd)"
     moved to metadata["date"]. Edges: each brace reference that resolves case-insensitively to
-    an index headword or headline (first entry when ambiguous), no self loops, no duplicates.
+    an index headword or headline (first entry when ambiguous), no self loops, no duplicates;
+    each keeps as `context` the first sentence of the text that shows it.
     """
     index_path, dict_path = Path(index_path), Path(dict_path)
     for p in (index_path, dict_path):
@@ -193,6 +205,7 @@ def load_foldoc(
                 aliases.append(a)
 
         targets: list[str] = []
+        shown_as: dict[str, str] = {}
         dangling: list[str] = []
 
         def _sub(m: re.Match) -> str:
@@ -203,6 +216,7 @@ def load_foldoc(
                     dangling.append(target)
                 elif ids[hit] != rid and ids[hit] not in targets:
                     targets.append(ids[hit])
+                    shown_as[ids[hit]] = _norm(shown)
             return shown
 
         text = body
@@ -227,5 +241,6 @@ def load_foldoc(
         if dangling:
             metadata["dangling_refs"] = dangling
         records.append(Record(id=rid, title=title, text=text, metadata=metadata, aliases=tuple(aliases)))
-        edges.extend(Edge(source=rid, target=t, type="link") for t in targets)
+        sentences = _SENTENCE.split(text)
+        edges.extend(Edge(source=rid, target=t, type="link", context=_context(sentences, shown_as[t])) for t in targets)
     return Corpus(name=name, records=records, edges=edges, title_weight=2)

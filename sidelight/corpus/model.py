@@ -23,12 +23,17 @@ class Record:
 
 @dataclass(frozen=True)
 class Edge:
-    """A directed, typed, weighted link from one record to another."""
+    """A directed, typed, weighted link from one record to another.
+
+    `context` is the source's sentence that makes the link (FOLDOC's `{link}` in its sentence):
+    evidence for a reader and for the relation lane, not part of the edge's identity or hash.
+    """
 
     source: str
     target: str
     type: str = "link"
     weight: float = 1.0
+    context: str = field(default="", compare=False)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from .ppr import (
     seed_distribution,
     select_seeds,
 )
-from .relation import RelationHit, edge_shares, spread, trace_hits
+from .relation import Activation, RelationHit, activate, edge_shares, spread, trace_hits
 from .store import EdgeRef, Graph, OutEdges
 
 __all__ = [

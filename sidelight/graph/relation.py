@@ -103,14 +103,47 @@ def _expand(graph: Graph, share: np.ndarray, prev: _Layer, decay: float) -> _Lay
     return _Layer(nodes, summed, best[first], slots[first], owner[first])
 
 
-def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,
-           tie_rank: np.ndarray | None = None, limit: int | None = None,
-           share: np.ndarray | None = None) -> list[RelationHit]:
-    """Anchored spreading activation from `seeds` (node positions); see the module docstring.
+@dataclass
+class Activation:
+    """Every node reached through >= 1 edge with positive activation (ascending position), with
+    the raw activation, whether it is a seed, and the credited path of each (built on demand)."""
+
+    nodes: np.ndarray
+    activation: np.ndarray
+    is_seed: np.ndarray
+    last_slot: np.ndarray  # CSR slot of the credited path's last edge (the edge into the node)
+    hops: np.ndarray  # edges on the credited path
+    _graph: Graph
+    _weights: np.ndarray
+    _runs: list[list[_Layer]]
+    _where: np.ndarray  # per node: (run, hop, index in that layer) of its credited walk
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def path(self, j: int) -> tuple[EdgeRef, ...]:
+        """The credited path of the j-th node (max-product walk; see the module docstring)."""
+        run, hop, i = (int(x) for x in self._where[j])
+        layers, slots = self._runs[run], []
+        for lh in range(hop, 0, -1):
+            slots.append(int(layers[lh].back_slot[i]))
+            i = int(layers[lh].back_idx[i])
+        return tuple(self._graph.edge_ref(k, self._weights) for k in reversed(slots))
+
+    def hit(self, j: int, rank: int, score: float | None = None) -> RelationHit:
+        """The j-th node as a `RelationHit` at `rank` (score: its raw activation unless given)."""
+        a = float(self.activation[j]) if score is None else float(score)
+        return RelationHit(int(self.nodes[j]), a, rank, self.path(j), bool(self.is_seed[j]))
+
+
+def activate(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,
+             tie_rank: np.ndarray | None = None, share: np.ndarray | None = None) -> Activation:
+    """Anchored spreading activation from `seeds` (node positions): every reached node, unranked.
 
     `weights` (one per CSR slot) replaces the base weights, e.g. base + learned overlay delta;
-    `share` is `edge_shares(graph, weights)` when the caller keeps it (computed here otherwise).
-    Duplicate seeds count once. A seed without usable out-edges contributes nothing.
+    `share` is `edge_shares(graph, weights)` when the caller keeps it (computed here otherwise),
+    or any per-slot share vector (a type-masked one, say). Duplicate seeds count once. A seed
+    without usable out-edges contributes nothing.
     """
     if hops < 1:
         raise InputError(f"relation: hops must be >= 1, got {hops}")
@@ -126,10 +159,9 @@ def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, we
             uniq.append(s)
     w = _effective(graph, weights)
     share = edge_shares(graph, w) if share is None else share
-    seed_set = set(uniq)
     tr = np.arange(n) if tie_rank is None else np.asarray(tie_rank)
     runs: list[list[_Layer]] = []
-    parts = []  # per (seed, hop): nodes, activation, best contribution, hop, seed tie rank, run, index
+    parts = []  # per (seed, hop): nodes, activation, best contribution, hop, seed tie rank, run, index, last slot
     for s in uniq:
         layers = [_Layer(np.array([s]), np.ones(1), np.ones(1), np.full(1, -1), np.full(1, -1))]
         for h in range(1, hops + 1):
@@ -137,35 +169,36 @@ def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, we
             if nxt is None:
                 break
             layers.append(nxt)
-            keep = nxt.nodes != s  # a seed's own activation coming back is not a relation hit
-            idx = np.flatnonzero(keep)
+            idx = np.flatnonzero(nxt.nodes != s)  # a seed's own activation coming back is not a relation hit
             k = len(idx)
             parts.append((nxt.nodes[idx], nxt.act[idx], nxt.best[idx], np.full(k, h), np.full(k, tr[s]),
-                          np.full(k, len(runs)), idx))
+                          np.full(k, len(runs)), idx, nxt.back_slot[idx]))
         runs.append(layers)
+    empty = np.zeros(0, dtype=np.int64)
     if not parts:
-        return []
-    node, act, best, hop, seed_tr, run, idx = (np.concatenate(c) for c in zip(*parts))
+        return Activation(empty, np.zeros(0), np.zeros(0, dtype=bool), empty, empty, graph, w, runs,
+                          np.zeros((0, 3), int))
+    node, act, best, hop, seed_tr, run, idx, slot = (np.concatenate(c) for c in zip(*parts))
     nodes, inv = np.unique(node, return_inverse=True)
     total = np.bincount(inv, weights=act, minlength=len(nodes))
     order = np.lexsort((seed_tr, hop, -best, inv))  # per node: strongest, then fewer hops, then seed
     first = order[np.r_[True, inv[order][1:] != inv[order][:-1]]]
     pos = total > 0
     nodes, total, first = nodes[pos], total[pos], first[pos]
-    ranked = np.lexsort((tr[nodes], -total))
+    return Activation(nodes, total, np.isin(nodes, uniq), slot[first], hop[first], graph, w, runs,
+                      np.stack([run[first], hop[first], idx[first]], axis=1))
+
+
+def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,
+           tie_rank: np.ndarray | None = None, limit: int | None = None,
+           share: np.ndarray | None = None) -> list[RelationHit]:
+    """NGR's ranking of `activate(...)`: raw activation desc, then tie rank asc; see the module docstring."""
+    a = activate(graph, seeds, hops, decay, weights, tie_rank, share)
+    tr = np.arange(graph.n_nodes) if tie_rank is None else np.asarray(tie_rank)
+    ranked = np.lexsort((tr[a.nodes], -a.activation))
     if limit is not None:
         ranked = ranked[:limit]
-    hits = []
-    for r, j in enumerate(ranked.tolist(), start=1):
-        f = int(first[j])
-        layers, i, slots = runs[int(run[f])], int(idx[f]), []
-        for lh in range(int(hop[f]), 0, -1):
-            slots.append(int(layers[lh].back_slot[i]))
-            i = int(layers[lh].back_idx[i])
-        v = int(nodes[j])
-        path = tuple(graph.edge_ref(k, w) for k in reversed(slots))
-        hits.append(RelationHit(v, float(total[j]), r, path, v in seed_set))
-    return hits
+    return [a.hit(j, r) for r, j in enumerate(ranked.tolist(), start=1)]
 
 
 def trace_hits(hits: list[RelationHit], ids: list[str], graph: Graph) -> list[dict]:

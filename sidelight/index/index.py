@@ -175,7 +175,8 @@ class Index:
                 f.write("\n")
         with open(tmp / "edges.jsonl", "w", encoding="utf-8") as f:
             for e in self.corpus.edges:
-                f.write(json.dumps([e.source, e.target, e.type, e.weight]) + "\n")
+                row = [e.source, e.target, e.type, e.weight] + ([e.context] if e.context else [])
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
         lexical = self.lexical.save(tmp / "lexical")
         dense = self.dense.save(tmp / "dense") if self.dense is not None else None
         self.graph.save(tmp / "graph")
@@ -256,7 +257,7 @@ class Index:
         if dup:
             raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
         corpus = Corpus(self.corpus.name, self.corpus.records + list(records),
-                        self.corpus.edges + list(edges), self.corpus.title_weight)
+                        self.corpus.edges + list(edges), self.corpus.title_weight, self.corpus.alias_weight)
         texts = [corpus.indexed_text(r) for r in records]
         if self.dense is not None:
             self.dense.add(texts)

@@ -62,8 +62,9 @@ def _check_row(obj: dict, required: tuple[str, ...], where: str, seen: dict) -> 
         raise InputError(f"{where}: split {obj['split']!r} is not one of {', '.join(SPLITS)}")
 
 
-def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Benchmark:
-    """Read and validate a concept benchmark JSONL; errors name file:line."""
+def load_concept_benchmark(path: Path, known_ids: set[str] | None = None, select: dict | None = None) -> Benchmark:
+    """Read and validate a concept benchmark JSONL; errors name file:line. `select` keeps only the
+    rows whose fields equal its values (one file holding two corpora: {"corpus": "foldoc"})."""
     path = Path(path)
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
@@ -74,6 +75,8 @@ def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Ben
     names: dict[str, str] = {}
     family_split: dict[str, tuple[str, int]] = {}
     for n, obj in read_jsonl(path):
+        if select and any(obj.get(k) != v for k, v in select.items()):
+            continue
         where = f"{path}:{n}"
         _check_row(obj, REQUIRED, where, queries)
         qid = obj["qid"]
@@ -103,7 +106,7 @@ def load_concept_benchmark(path: Path, known_ids: set[str] | None = None) -> Ben
         if isinstance(obj.get("intended_name"), str):
             names[qid] = obj["intended_name"]
     if not queries:
-        raise InputError(f"{path}: no queries")
+        raise InputError(f"{path}: no queries" + (f" with {select}" if select else ""))
     return Benchmark(path.stem, queries, qrels, family, qtype, split, anchor, names)
 
 

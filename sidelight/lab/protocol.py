@@ -180,7 +180,7 @@ class Protocol:
     def load_benchmark(self, corpus: Corpus) -> Benchmark:
         b = self.data["benchmark"]
         if b["kind"] == "concept":
-            return load_concept_benchmark(self.resolve(b["path"]), set(corpus.ids))
+            return load_concept_benchmark(self.resolve(b["path"]), set(corpus.ids), b.get("select"))
         if b["kind"] == "describe":
             return load_describe_benchmark(self.resolve(b["path"]), corpus)
         return load_beir_benchmark(self._beir_folder(), b.get("split", "test"), b.get("sample"), b.get("dev"))

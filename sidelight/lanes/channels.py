@@ -27,7 +27,8 @@ from ..errors import InputError
 from ..feedback.state import FeedbackResult
 from ..results import Hit
 from ..structures.ranking import top_k
-from .relation import RELATION_DEFAULTS, SEED_RULE, relation_hits, relation_run, trace_rows
+from ..methods import check_params
+from .relation import relation_hits, relation_params, relation_rank, trace_rows
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -140,25 +141,25 @@ def dense_lane(index: "Index", query: str, limit: int = 10,
     return _plain_lane(index, query, "dense", top_k(cos, limit, index.id_rank, positive_only=False), params)
 
 
-def relation_lane(index: "Index", query: str, limit: int = 10, n_seeds: int = 5, hops: int = 2, decay: float = 0.5,
-                  use_dense: bool = True, dense_scores: np.ndarray | None = None) -> LaneResult:
-    """Graph activation from the entry seeds (see `sidelight.lanes.relation`), stored as a relation trace."""
-    hits, seeds, weights = relation_run(index, query, limit, n_seeds, hops, decay, dense_scores, use_dense)
-    params = {"limit": limit, "n_seeds": n_seeds, "hops": hops, "decay": decay,
-              "dense_seeds": bool(use_dense and (dense_scores is not None or index.dense is not None)),
-              "seed_rule": SEED_RULE, "seeds": [index.ids[s] for s in seeds],
-              "weights": "base" if weights is None else "base+overlay"}
-    trace_id = index.state.new_trace(query, "relation", trace_rows(index, hits), params)
-    return LaneResult(trace_id, "relation", relation_hits(index, hits), params)
+def relation_lane(index: "Index", query: str, limit: int = 10, dense_scores: np.ndarray | None = None,
+                  dense: bool = True, **params) -> LaneResult:
+    """Records reached through graph edges (see `sidelight.methods.relation`), stored as a relation trace.
+
+    `params` are the `relation` method's (`rank`, `n_seeds`, `hops`, `decay`, `dense_seeds`, the
+    query-aware weights), checked against its declaration; `dense=False` keeps vectors out of it."""
+    ranking = relation_rank(index, query, limit, check_params("relation", params), dense_scores, dense)
+    params = relation_params(index, ranking, limit)
+    trace_id = index.state.new_trace(query, "relation", trace_rows(index, ranking), params)
+    return LaneResult(trace_id, "relation", relation_hits(index, ranking), params)
 
 
 def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | None = None,
-                    n_seeds: int = RELATION_DEFAULTS["n_seeds"], hops: int = RELATION_DEFAULTS["hops"],
-                    decay: float = RELATION_DEFAULTS["decay"]) -> ChannelsResult:
+                    **relation) -> ChannelsResult:
     """Every lane for `query`, each with `limit` hits and its own trace; nothing is fused.
 
     `dense`: None (default) adds the dense lane, and dense relation seeds, when the index has
-    vectors; False leaves dense out entirely; True requires vectors.
+    vectors; False leaves dense out entirely; True requires vectors. `relation`: the relation
+    lane's parameters (`rank="activation"`, `hops=1`, ...; see `sidelight.methods.relation`).
     """
     if not isinstance(query, str) or not query.strip():
         raise InputError("empty query")
@@ -172,7 +173,7 @@ def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | N
 
         cos = require_dense(index).scores(query)
         dense_result = dense_lane(index, query, limit, cos)
-    relation = relation_lane(index, query, limit, n_seeds, hops, decay, use_dense, cos)
+    relation = relation_lane(index, query, limit, cos, use_dense, **relation)
     descriptions = {k: v for k, v in DESCRIPTIONS.items() if k != "dense" or use_dense}
     return ChannelsResult(query, lexical, relation, agreement([lexical, dense_result, relation]), descriptions,
                           dense_result)

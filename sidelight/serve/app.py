@@ -293,9 +293,9 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
             a.get("query"), a.get("k"), a.get("method") or "bm25", a.get("pos"), log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
-        a = _only(await _body(request), {"query", "limit", "budget_ms", "dense"})
+        a = _only(await _body(request), {"query", "limit", "budget_ms", "dense", "relation"})
         return _json(await run_in_threadpool(service.channels, a.get("query"), a.get("limit"), a.get("budget_ms"),
-                                             a.get("dense")))
+                                             a.get("dense"), a.get("relation")))
 
     async def feedback(request: Request) -> Response:
         a = _only(await _body(request), {"trace_id", "node_id"})

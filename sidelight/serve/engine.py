@@ -30,8 +30,7 @@ from ..lanes.channels import (
     relation_lane,
 )
 from ..lanes.lookup import PARTS_OF_SPEECH
-from ..lanes.relation import RELATION_DEFAULTS
-from ..methods import available_methods, get_method, method_spec, method_specs
+from ..methods import available_methods, check_params, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
 from . import budget as B
 from .connections import VERDICTS, SerendipityLane
@@ -271,13 +270,16 @@ class Service:
                 "note": "A word's score is its best sense's score under the method; senses are listed best first.",
                 "_log_lanes": [{"channel": "lookup", "hits": len(results)}]}
 
-    def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None) -> dict:
-        return self._logged("channels", query, lambda: self._channels(query, limit, budget_ms, dense))
+    def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None,
+                 relation: Any = None) -> dict:
+        """`relation`: the relation lane's parameters (the `relation` method's, e.g. {"rank": "activation"})."""
+        return self._logged("channels", query, lambda: self._channels(query, limit, budget_ms, dense, relation))
 
-    def _channels(self, query, limit, budget_ms, dense) -> dict:
+    def _channels(self, query, limit, budget_ms, dense, relation=None) -> dict:
         q = check_query(query)
         limit = check_int(limit, "limit", 1, self.max_limit, 10)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
+        rel = check_params("relation", check_params_object(relation))
         b = self._budget(budget_ms)
         idx = self.index
         lexical = b.timed("lexical", lambda: lexical_lane(idx, q, limit))
@@ -302,9 +304,7 @@ class Service:
         relation: LaneResult | None = None
         try:
             relation = b.run(self.pool, "relation",
-                             lambda: relation_lane(idx, q, limit, RELATION_DEFAULTS["n_seeds"],
-                                                   RELATION_DEFAULTS["hops"], RELATION_DEFAULTS["decay"],
-                                                   use_dense=cos is not None, dense_scores=cos))
+                             lambda: relation_lane(idx, q, limit, cos, cos is not None, **rel))
         except B.StageCut:
             missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
         lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]

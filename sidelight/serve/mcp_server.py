@@ -121,8 +121,9 @@ def build_server(service: Service, name: str = "sidelight"):
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
     @server.tool(name="search_channels", description=SEARCH_CHANNELS)
-    def search_channels(query: str, limit: int = 10, dense: StrictBool = True) -> dict[str, Any]:
-        return call(service.channels, query, limit, None, dense)
+    def search_channels(query: str, limit: int = 10, dense: StrictBool = True,
+                        relation: dict[str, Any] | None = None) -> dict[str, Any]:
+        return call(service.channels, query, limit, None, dense, relation)
 
     @server.tool(name="record_success", description=RECORD_SUCCESS)
     def record_success(trace_id: str, node_id: str) -> dict[str, Any]:

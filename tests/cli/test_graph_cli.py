@@ -21,8 +21,9 @@ def idx(tmp_path):
 
 
 def test_channels_json_then_feedback(idx, capsys):
-    assert main(["channels", str(idx), "alpha", "-k", "5", "--json"]) == 0
+    assert main(["channels", str(idx), "alpha", "-k", "5", "--json", "-r", "rank=activation"]) == 0
     env = json.loads(capsys.readouterr().out)
+    assert env["relation"]["params"]["rank"] == "activation"
     # the envelope HTTP and MCP return (one builder): the lanes, agreement, descriptions and the budget labels
     assert {"query", "lexical", "relation", "agreement_node_ids", "descriptions", "missing_lanes", "stages"} <= set(env)
     assert "dense" not in env and not env["missing_lanes"]
@@ -52,6 +53,14 @@ def test_channels_json_then_feedback(idx, capsys):
     assert env2["relation"]["hits"][0]["path"][0]["weight"] == pytest.approx(3.3)
     assert env2["relation"]["params"]["weights"] == "base+overlay"
     Index.load(idx, verify=True)
+
+
+def test_channels_relation_parameters_are_checked(idx, capsys):
+    assert main(["channels", str(idx), "alpha", "-r", "rank=loudest"]) == 2
+    err = capsys.readouterr().err
+    assert "'rank'" in err and "query-aware" in err and "Traceback" not in err
+    assert main(["channels", str(idx), "alpha", "-r", "hops"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
 
 
 def test_channels_table_renders_paths(idx, capsys):

@@ -10,6 +10,10 @@ Hand-built graph with known answers (ids = positions' names):
     c = .5*3/4 = .375 [a->c];  d = .375*.5 = .1875 [a->c, c->d];  b = .5*1/4 = .125 [a->b];
     f = .125*.5 = .0625 [a->b, b->f]
 Plus FOLDOC (built once per module) for parity, paths and determinism across processes.
+
+The known answers are NGR's pure activation ranking (`rank="activation"`, through `ngr`); the
+gates that hold for any ranking (lane independence, no cross-lane score, trace provenance,
+feedback isolation, determinism) run in both modes.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from sidelight.lanes import channels as ch
 from sidelight.lanes.channels import ChannelsResult, record_success, search_channels
 from sidelight.structures.dense import DenseStore
 from sidelight.lanes.relation import relation_seeds
+from sidelight.methods.relation import RANKS
 
 FOLDOC_QUERIES = ["garbage collection", "object-oriented programming language", "virtual memory paging",
                   "compiler optimisation", "ethernet network protocol", "regular expression", "unix shell"]
@@ -56,6 +61,11 @@ def foldoc():
     return Index.build(load_foldoc(), progress=False)
 
 
+def ngr(index: Index, query: str, limit: int, **kw) -> ChannelsResult:
+    """The lanes with NGR's pure activation ranking in the relation lane."""
+    return search_channels(index, query, limit, rank="activation", **kw)
+
+
 def summary(lane):
     return [(h["id"], h["rank"], round(h["score"], 12), [(e["source"], e["target"], e["type"]) for e in h["path"]])
             for h in lane.hits]
@@ -81,7 +91,7 @@ def without_trace_ids(d: dict) -> dict:
 
 # ---- hand-built graph: the known answers -------------------------------------------------------
 def test_known_answers_and_envelope_shape(hand):
-    r = search_channels(hand, "alpha", 10)
+    r = ngr(hand, "alpha", 10)
     assert isinstance(r, ChannelsResult)
     assert [(h["id"], h["rank"]) for h in r.lexical.hits] == [("a", 1)]
     assert summary(r.relation) == [("c", 1, 0.375, [("a", "c", "part")]),
@@ -101,16 +111,16 @@ def test_known_answers_and_envelope_shape(hand):
 
 
 def test_directional_negative_gives_an_empty_relation_lane(hand):
-    r = search_channels(hand, "zeta", 10)  # f has only an incoming edge
+    r = ngr(hand, "zeta", 10)  # f has only an incoming edge
     assert [h["id"] for h in r.lexical.hits] == ["f"] and r.relation.hits == []
     assert r.relation.params["seeds"] == ["f"]
-    r = search_channels(hand, "nothingmatches", 10)
+    r = ngr(hand, "nothingmatches", 10)
     assert r.lexical.hits == [] and r.relation.hits == [] and r.relation.params["seeds"] == []
 
 
 def test_seeds_reached_from_other_seeds_are_returned_and_flagged(hand):
     # "alpha epsilon": seeds a and e; e -> a makes a a relation hit (through an edge), flagged is_seed
-    r = search_channels(hand, "alpha epsilon", 10)
+    r = ngr(hand, "alpha epsilon", 10)
     hits = {h["id"]: h for h in r.relation.hits}
     assert hits["a"]["is_seed"] and [(e["source"], e["target"]) for e in hits["a"]["path"]] == [("e", "a")]
     assert not hits["c"]["is_seed"]
@@ -120,7 +130,7 @@ def test_seeds_reached_from_other_seeds_are_returned_and_flagged(hand):
 
 # ---- gate 1 / 3: each lane equals its isolated run ---------------------------------------------
 def _check_parity(index: Index, query: str, limit: int) -> ChannelsResult:
-    r = search_channels(index, query, limit)
+    r = ngr(index, query, limit)
     iso = index.search(query, "bm25", k=limit)
     assert [(h["id"], h["rank"], h["score"], h["title"]) for h in r.lexical.hits] == \
         [(h.id, h.rank, h.score, h.title) for h in iso]
@@ -169,18 +179,21 @@ def test_lexical_lane_calls_no_dense_or_graph_code(hand, monkeypatch):
     import sidelight.graph.relation as grel
     import sidelight.graph.ppr as gppr
     import sidelight.lanes.relation as lrel
+    import sidelight.methods.relation as mrel
 
-    for mod, name in [(grel, "spread"), (lrel, "spread"), (gppr, "ppr_vector"), (gppr, "ppr_boost"),
-                      (DenseStore, "scores"), (lrel, "relation_seeds")]:
+    for mod, name in [(grel, "spread"), (grel, "activate"), (mrel, "activate"), (gppr, "ppr_vector"),
+                      (gppr, "ppr_boost"), (DenseStore, "scores"), (mrel, "relation_rank"), (lrel, "relation_rank"),
+                      (mrel, "_entry_seeds"), (mrel, "name_matcher")]:
         monkeypatch.setattr(mod, name, boom)
     lane = ch.lexical_lane(hand, "alpha", 10)
     assert [h["id"] for h in lane.hits] == ["a"]
 
 
 # ---- gate 6: no cross-lane score, list or winner ----------------------------------------------
-def test_no_combined_score_list_or_winner(foldoc, hand):
+@pytest.mark.parametrize("rank", RANKS)
+def test_no_combined_score_list_or_winner(foldoc, hand, rank):
     for index, q in [(hand, "alpha epsilon"), (foldoc, "garbage collection")]:
-        d = search_channels(index, q, 10).to_dict()
+        d = search_channels(index, q, 10, rank=rank).to_dict()
         assert set(d) == {"query", "lexical", "relation", "agreement_node_ids", "descriptions"}
         assert all(isinstance(x, str) for x in d["agreement_node_ids"])
         keys = {k.lower() for k in all_keys({k: v for k, v in d.items() if k != "descriptions"})}
@@ -197,8 +210,9 @@ def test_descriptions_state_the_contract(hand):
 
 
 # ---- gate 7: independent trace ids tied to the query -------------------------------------------
-def test_trace_ids_distinct_and_tied_to_the_query(hand):
-    r1, r2 = search_channels(hand, "alpha", 10), search_channels(hand, "alpha", 10)
+@pytest.mark.parametrize("rank", RANKS)
+def test_trace_ids_distinct_and_tied_to_the_query(hand, rank):
+    r1, r2 = search_channels(hand, "alpha", 10, rank=rank), search_channels(hand, "alpha", 10, rank=rank)
     ids = [r1.lexical.trace_id, r1.relation.trace_id, r2.lexical.trace_id, r2.relation.trace_id]
     assert len(set(ids)) == 4
     for r in (r1, r2):
@@ -219,15 +233,17 @@ def weights(index):
     return index.state.overlay_for(index.graph, index.ids)
 
 
-def test_search_never_changes_weights(foldoc):
+@pytest.mark.parametrize("rank", RANKS)
+def test_search_never_changes_weights(foldoc, rank):
     before, overlay = weights(foldoc), foldoc.state.overlay()
     for q in FOLDOC_QUERIES:
-        search_channels(foldoc, q, 10)
+        search_channels(foldoc, q, 10, rank=rank)
     assert np.array_equal(weights(foldoc), before) and foldoc.state.overlay() == overlay
 
 
-def test_lexical_success_changes_no_edge(hand):
-    r = search_channels(hand, "alpha epsilon", 10)  # a is in both lanes
+@pytest.mark.parametrize("rank", RANKS)
+def test_lexical_success_changes_no_edge(hand, rank):
+    r = search_channels(hand, "alpha epsilon", 10, rank=rank)  # a is in both lanes
     before = weights(hand)
     res = record_success(hand, r.lexical.trace_id, "a")
     assert res.channel == "lexical" and res.changed_edges == [] and not res.already_recorded
@@ -235,7 +251,7 @@ def test_lexical_success_changes_no_edge(hand):
 
 
 def test_relation_success_strengthens_exactly_the_credited_path(hand):
-    r = search_channels(hand, "alpha", 10)
+    r = ngr(hand, "alpha", 10)
     before = weights(hand)
     res = record_success(hand, r.relation.trace_id, "d")  # credited path a -part-> c -link-> d
     after = weights(hand)
@@ -248,7 +264,7 @@ def test_relation_success_strengthens_exactly_the_credited_path(hand):
     assert again.already_recorded and again.changed_edges == []
     assert np.array_equal(weights(hand), after)
     # the next relation search uses the effective weights: a->c now 3.3 of 4.3
-    r2 = search_channels(hand, "alpha", 10)
+    r2 = ngr(hand, "alpha", 10)
     assert r2.relation.hits[0]["id"] == "c"
     assert r2.relation.hits[0]["score"] == pytest.approx(0.5 * 3.3 / 4.3)
     assert r2.relation.hits[0]["path"][0]["weight"] == pytest.approx(3.3)
@@ -258,16 +274,18 @@ def test_relation_success_strengthens_exactly_the_credited_path(hand):
     assert [(h["id"], h["score"]) for h in r2.relation.hits] == [(hand.ids[x.node], x.activation) for x in g]
 
 
-def test_same_node_in_both_lanes_trace_decides(hand):
-    r = search_channels(hand, "alpha epsilon", 10)
+@pytest.mark.parametrize("rank", RANKS)
+def test_same_node_in_both_lanes_trace_decides(hand, rank):
+    r = search_channels(hand, "alpha epsilon", 10, rank=rank)
     assert "a" in r.lexical.ids and "a" in r.relation.ids
     assert record_success(hand, r.lexical.trace_id, "a").changed_edges == []
     res = record_success(hand, r.relation.trace_id, "a")
     assert [(c.source_id, c.target_id) for c in res.changed_edges] == [("e", "a")]
 
 
-def test_cross_lane_misuse_and_unknown_trace_are_refused(hand):
-    r = search_channels(hand, "alpha", 10)
+@pytest.mark.parametrize("rank", RANKS)
+def test_cross_lane_misuse_and_unknown_trace_are_refused(hand, rank):
+    r = search_channels(hand, "alpha", 10, rank=rank)
     before = weights(hand)
     with pytest.raises(InputError, match="not a hit of trace"):
         record_success(hand, r.lexical.trace_id, "c")  # relation-only node through the lexical trace
@@ -287,16 +305,17 @@ from sidelight.corpus.foldoc import load_foldoc
 from sidelight.index import Index
 from sidelight.lanes.channels import search_channels
 ix = Index.build(load_foldoc(), progress=False)
-out = [search_channels(ix, q, 15).to_dict() for q in json.loads(sys.argv[1])]
+out = [search_channels(ix, q, 15, rank=sys.argv[2]).to_dict() for q in json.loads(sys.argv[1])]
 print(json.dumps(out))
 """
 
 
-def test_deterministic_across_runs_and_processes(foldoc):
-    mine = [without_trace_ids(search_channels(foldoc, q, 15).to_dict()) for q in FOLDOC_QUERIES]
-    again = [without_trace_ids(search_channels(foldoc, q, 15).to_dict()) for q in FOLDOC_QUERIES]
+@pytest.mark.parametrize("rank", RANKS)
+def test_deterministic_across_runs_and_processes(foldoc, rank):
+    mine = [without_trace_ids(search_channels(foldoc, q, 15, rank=rank).to_dict()) for q in FOLDOC_QUERIES]
+    again = [without_trace_ids(search_channels(foldoc, q, 15, rank=rank).to_dict()) for q in FOLDOC_QUERIES]
     assert mine == again
-    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(FOLDOC_QUERIES)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(FOLDOC_QUERIES), rank], capture_output=True,
                           text=True, timeout=300, check=True)
     theirs = [without_trace_ids(d) for d in json.loads(proc.stdout)]
     assert json.dumps(theirs, sort_keys=True) == json.dumps(mine, sort_keys=True)
@@ -315,7 +334,7 @@ def test_dense_lane_and_dense_seeds(hand):
     # unit vectors: a and b near "engine", e near "fastener"; f negative on every axis used
     vec = np.asarray([[1, 0, 0], [0.8, 0.6, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0], [-1, 0, 0]], dtype=np.float32)
     hand.dense = DenseStore(vec, FakeEmbedder.identity, "fake", _embedder=FakeEmbedder())
-    r = search_channels(hand, "engine", 10)
+    r = ngr(hand, "engine", 10)
     d = r.to_dict()
     assert set(d) == {"query", "lexical", "dense", "relation", "agreement_node_ids", "descriptions"}
     assert "dense" in r.descriptions
@@ -328,14 +347,14 @@ def test_dense_lane_and_dense_seeds(hand):
     g = spread(hand.graph, [0, 1], 2, 0.5, tie_rank=hand.id_rank, limit=10)
     assert [(h["id"], h["score"]) for h in r.relation.hits] == [(hand.ids[x.node], x.activation) for x in g]
     assert hand.state.get_trace(r.dense.trace_id).channel == "dense"
-    r2 = search_channels(hand, "engine", 2)  # the dense lane ranks every record; cut it to a, b
+    r2 = ngr(hand, "engine", 2)  # the dense lane ranks every record; cut it to a, b
     assert r2.dense.ids == ["a", "b"]
     with pytest.raises(InputError, match="not a hit"):
         record_success(hand, r2.dense.trace_id, "c")
     assert record_success(hand, r2.dense.trace_id, "b").changed_edges == []
     assert hand.state.overlay() == {}
     # dense=False leaves the dense lane and dense seeds out
-    r = search_channels(hand, "engine", 10, dense=False)
+    r = ngr(hand, "engine", 10, dense=False)
     assert r.dense is None and r.relation.params["seeds"] == ["a"]
 
 

@@ -1,0 +1,314 @@
+"""The relation lane's ranking: seeds, anchors, relation cues, and two ways to rank what edges reach.
+
+Seeds. NGR's rule (`relation_seeds`): the top `n_seeds` positive BM25 hits, ties by ascending id,
+then the top `n_seeds` positive dense cosines not already seeds (when the index has vectors and
+`dense_seeds` is on). Query-aware mode adds the question's **anchors**: records whose title or an
+alias the question names (`structures.names`, leftmost-longest), at most `max_anchors`, ordered
+by how well the record matches the question (cosine when vectors exist, else BM25), then id.
+Every seed starts with activation 1.0; entry scores never enter a relation score.
+
+Reached. `graph.relation.activate` spreads activation along directed out-edges for `hops` hops
+with local competition and `decay` per hop, over the current effective weights (base + learned
+overlay). Only records reached through >= 1 edge with positive activation are ever returned.
+
+Ranking (`rank`):
+
+* `activation`: NGR's pure rule, raw activation desc, then id (from NGR's seeds only).
+* `query-aware` (default): a sum of parts, each scaled to [0, 1] over the reached records only::
+
+      score = graph + hop_weight*hop + type_weight*type + context_weight*context
+              + text_weight*text + dense_weight*dense
+
+  graph = activation / max (what feedback moves); hop = decay^(hops-1) of the credited path (1 for
+  a direct link); type = 1 when the record is reached along edges of the types the question's
+  relation wording names (`data/relation-cues-v1.json`: "a kind of" -> hyponym, ...) from the
+  anchor that wording attaches to, else 0 (0 for all when no cue is found or no edge has those
+  types); context = share of the residual question's IDF that the credited path's last edge's
+  context sentence holds (FOLDOC keeps the sentence around each `{link}`); text = BM25 of the
+  record against the residual question (the question minus the cue and the name it attaches to,
+  minus stop words) / max; dense = min-max cosine of the record against the whole question (when
+  vectors exist). Ties by id. The records the question names are where it starts, never its
+  answer: query-aware mode does not return them (entry seeds stay eligible).
+
+The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InputError
+from ..graph.relation import RelationHit, activate, edge_shares
+from ..structures.names import NameMatch, NameMatcher, name_tokens
+from ..structures.ranking import Ranking, top_k
+from ..text import stopwords
+from .params import Param
+from .registry import register
+
+if TYPE_CHECKING:
+    from ..index import Index
+
+RANKS = ("query-aware", "activation")
+RELATION_PARAMS = (
+    Param("rank", str, "query-aware", "query-aware (graph + cue + text parts) or activation (NGR's raw rule)",
+          choices=RANKS),
+    Param("n_seeds", int, 5, "entry seeds per entry ranking (BM25, then dense)", low=1),
+    Param("hops", int, 2, "hops of spreading activation", low=1, high=4),
+    Param("decay", float, 0.5, "activation kept per hop", low=0.01, high=1.0),
+    Param("dense_seeds", bool, True, "also seed from the top dense cosines (when the index has vectors)"),
+    Param("max_anchors", int, 8, "query-aware: records named by the question used as anchors", low=0),
+    Param("hop_weight", float, 1.0, "query-aware: weight of the hop part (1 for one hop, decay per further hop)",
+          low=0.0),
+    Param("type_weight", float, 1.0, "query-aware: weight of the cue-typed part", low=0.0),
+    Param("context_weight", float, 1.0, "query-aware: weight of the link-context part", low=0.0),
+    Param("text_weight", float, 1.0, "query-aware: weight of BM25 against the residual question", low=0.0),
+    Param("dense_weight", float, 1.0, "query-aware: weight of the record's cosine to the question", low=0.0),
+)
+RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}
+SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
+             "not already seeds (when the index has dense vectors); query-aware adds the records the question "
+             "names (anchors); entry scores choose seeds only")
+PARTS = ("graph", "hop", "type", "context", "text", "dense")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A seed and why: named in the question (`name`, the matched words) or an entry seed."""
+
+    position: int
+    why: str  # "name", "bm25", "dense"
+    name: str = ""
+    cue: str = ""  # the relation wording attached to this anchor, if any
+
+
+@dataclass
+class RelationRanking:
+    """The relation lane's answer before it becomes `Hit`s: hits best first with their parts."""
+
+    hits: list[RelationHit]
+    parts: list[dict]
+    anchors: list[Anchor]
+    cue: dict | None
+    residual: str
+    weights: np.ndarray | None
+    mode: str
+    params: dict = field(default_factory=dict)
+
+
+# ---- seeds ---------------------------------------------------------------------------------------
+def relation_seeds(index: "Index", query: str, n_seeds: int = 5, dense_scores: np.ndarray | None = None,
+                   use_dense: bool = True) -> list[int]:
+    """NGR's seed positions (see the module docstring); `dense_scores` reuses cosines already computed."""
+    return [a.position for a in _entry_seeds(index, query, n_seeds, dense_scores, use_dense)]
+
+
+def _entry_seeds(index: "Index", query: str, n_seeds: int, dense_scores: np.ndarray | None,
+                 use_dense: bool) -> list[Anchor]:
+    if n_seeds < 1:
+        raise InputError(f"relation: n_seeds must be >= 1, got {n_seeds}")
+    out = [Anchor(p, "bm25") for p in top_k(index.lexical.bm25_scores(query), n_seeds, index.id_rank).positions.tolist()]
+    if use_dense and dense_scores is None and index.dense is not None:
+        dense_scores = index.dense.scores(query)
+    if use_dense and dense_scores is not None:
+        taken = {a.position for a in out}
+        for p in top_k(np.asarray(dense_scores, dtype=np.float64), n_seeds, index.id_rank).positions.tolist():
+            if p not in taken:
+                out.append(Anchor(p, "dense"))
+    return out
+
+
+def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
+    """(per-slot weights, or None for the base weights; their edge shares) with the current overlay.
+
+    The overlay is read on every call; weights and shares are rebuilt only when it changed.
+    """
+    rows = index.state.overlay()
+    key = tuple(sorted(rows.items()))
+
+    def build() -> tuple[np.ndarray | None, np.ndarray]:
+        w = index.state.overlay_for(index.graph, index.ids) if rows else None
+        return w, edge_shares(index.graph, index.graph.weights if w is None else w)
+
+    return index.memo("relation-weights", key, build)
+
+
+# ---- anchors and cues ------------------------------------------------------------------------------
+def name_matcher(index: "Index") -> NameMatcher:
+    """Every record's title and aliases in one automaton (built once per index contents); names of
+    stop words and question words only ("it", "what") are left out."""
+    def build() -> NameMatcher:
+        names = ((n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases))
+        return NameMatcher(names, _RESIDUAL_STOP)
+
+    return index.memo("relation-names", None, build)
+
+
+def _cues() -> dict:
+    return json.loads(resources.files(__package__).joinpath("data/relation-cues-v1.json").read_text())
+
+
+_CUES = _cues()
+_QUESTION_WORDS = frozenset(_CUES["question_words"])
+_RESIDUAL_STOP = stopwords("lucene-en-v1") | _QUESTION_WORDS
+_CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in _CUES["cues"]), key=lambda pc: -len(pc[0]))
+
+
+def find_cue(tokens: list[str]) -> tuple[dict | None, set[int]]:
+    """The first relation cue in `tokens` (longest phrase first) and the tokens it covers."""
+    for i in range(len(tokens)):
+        for phrase, cue in _CUE_PHRASES:
+            if tuple(tokens[i:i + len(phrase)]) == phrase:
+                return {"phrase": " ".join(phrase), "start": i, "end": i + len(phrase), **cue}, set(
+                    range(i, i + len(phrase)))
+    return None, set()
+
+
+def _attach(cue: dict, matches: list[NameMatch]) -> tuple[NameMatch | None, list[str]]:
+    """The name the cue speaks of and the edge types it asks for: a name right after the cue
+    ("kind of tree") takes the `before` types, else a name right before it the `after` types."""
+    gap = _CUES["gap"]
+    after_cue = [m for m in matches if 0 <= m.start - cue["end"] <= gap]
+    if after_cue:
+        return min(after_cue, key=lambda m: m.start), cue["before"]
+    before_cue = [m for m in matches if 0 <= cue["start"] - m.end <= gap]
+    if before_cue:
+        return max(before_cue, key=lambda m: m.end), cue["after"]
+    return None, []
+
+
+def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
+             ) -> tuple[list[Anchor], dict | None, list[str], str]:
+    """(name anchors, the cue with its types and anchor, the types, the residual question)."""
+    tokens = name_tokens(query)
+    cue, cue_tokens = find_cue(tokens)
+    asking = {i for i, t in enumerate(tokens) if t in _QUESTION_WORDS}  # "does" is no doe
+    matches = name_matcher(index).find(query, skip=cue_tokens | asking)
+    types: list[str] = []
+    cued = None
+    if cue is not None:
+        cued, types = _attach(cue, matches)
+    used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
+    residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
+    ranked: list[tuple[float, int, int, NameMatch]] = []
+    for m in matches:
+        for p in m.positions:
+            first = 0 if m is cued else 1  # the anchor the relation wording names comes first
+            ranked.append((first, -float(prior[p]), int(index.id_rank[p]), p, m))
+    ranked.sort(key=lambda t: t[:3])
+    out, seen = [], set()
+    for _, _, _, p, m in ranked:
+        if p not in seen and len(out) < max_anchors:
+            seen.add(p)
+            out.append(Anchor(p, "name", m.name, cue["phrase"] if m is cued else ""))
+    cue_out = None if cue is None else {"phrase": cue["phrase"], "anchor": cued.name if cued else None,
+                                        "types": types}
+    return out, cue_out, types, residual
+
+
+# ---- parts ---------------------------------------------------------------------------------------
+def _scaled(x: np.ndarray, minmax: bool = False) -> np.ndarray:
+    lo = float(x.min()) if minmax and len(x) else 0.0
+    hi = float(x.max()) if len(x) else 0.0
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+def _context_terms(index: "Index") -> sp.csr_matrix:
+    """Edges x terms (binary): the lexical terms of each edge's context sentence."""
+    def build() -> sp.csr_matrix:
+        lex, rows, cols = index.lexical, [], []
+        for e, edge in enumerate(index.corpus.edges):
+            if edge.context:
+                for t in set(map(lex.term_id.get, lex.tokenizer(edge.context))) - {None}:
+                    rows.append(e)
+                    cols.append(t)
+        return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(index.corpus.edges), len(lex.vocab)))
+
+    return index.memo("relation-context", None, build)
+
+
+def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.ndarray:
+    terms = index.lexical.query_terms(residual) if residual else np.zeros(0, dtype=np.int64)
+    contexts = _context_terms(index)
+    if not len(terms) or not contexts.nnz:
+        return np.zeros(len(last_slot))
+    idf = np.log1p((index.lexical.n_docs - index.lexical.df[terms] + 0.5) / (index.lexical.df[terms] + 0.5))
+    ctx = contexts[index.graph.edge_ids[last_slot]][:, terms]
+    return np.asarray(ctx @ idf).ravel() / idf.sum()
+
+
+def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndarray | None:
+    wanted = [index.graph.type_names.index(t) for t in types if t in index.graph.type_names]
+    if not wanted:
+        return None
+    return np.where(np.isin(index.graph.types, wanted), share, 0.0)
+
+
+# ---- the ranking -----------------------------------------------------------------------------------
+def relation_rank(index: "Index", query: str, limit: int | None = 10, params: dict | None = None,
+                  dense_scores: np.ndarray | None = None, dense: bool = True) -> RelationRanking:
+    """The relation lane's ranking of `query` (parameters: `RELATION_PARAMS`; see the module docstring).
+
+    `dense_scores` reuses cosines already computed; `dense=False` uses no vectors at all."""
+    p = {**RELATION_DEFAULTS, **(params or {})}
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("empty query")
+    use_dense = bool(p["dense_seeds"]) and dense
+    if not dense:
+        dense_scores = None
+    elif dense_scores is None and index.dense is not None and (
+            use_dense or (p["rank"] == "query-aware" and p["dense_weight"] > 0)):
+        dense_scores = index.dense.scores(query)
+    p["dense_seeds"] = use_dense = use_dense and dense_scores is not None  # as used, for the lane's report
+    weights, share = effective_weights(index)
+    seeds = _entry_seeds(index, query, p["n_seeds"], dense_scores if use_dense else None, use_dense)
+    cue, types, residual = None, [], ""
+    if p["rank"] == "query-aware":
+        prior = dense_scores if dense_scores is not None else index.lexical.bm25_scores(query)
+        named, cue, types, residual = _anchors(index, query, p["max_anchors"], np.asarray(prior))
+        have = {a.position for a in named}
+        seeds = named + [a for a in seeds if a.position not in have]
+    positions = [a.position for a in seeds]
+    out = RelationRanking([], [], seeds, cue, residual, weights, p["rank"], p)
+    if not positions:
+        return out
+    act = activate(index.graph, positions, p["hops"], p["decay"], weights, index.id_rank, share)
+    if not len(act):
+        return out
+    tie = index.id_rank[act.nodes]
+    if p["rank"] == "activation":
+        order = np.lexsort((tie, -act.activation))[:limit]
+        out.hits = [act.hit(j, r) for r, j in enumerate(order.tolist(), start=1)]
+        out.parts = [{"graph": float(act.activation[j])} for j in order]
+        return out
+    parts = {"graph": _scaled(act.activation), "hop": p["decay"] ** (act.hops - 1.0),
+             "type": np.zeros(len(act)), "dense": np.zeros(len(act))}
+    typed = _typed_share(index, share, types)
+    cued = [a.position for a in seeds if a.cue]
+    if typed is not None and cued:
+        t = activate(index.graph, cued, p["hops"], p["decay"], weights, index.id_rank, typed)
+        parts["type"][np.searchsorted(act.nodes, t.nodes)] = 1.0  # typed walks from anchors are walks of `act`
+    parts["context"] = _context_part(index, residual, act.last_slot)
+    parts["text"] = _scaled(index.lexical.bm25_scores(residual)[act.nodes]) if residual else np.zeros(len(act))
+    if dense_scores is not None:
+        parts["dense"] = _scaled(np.asarray(dense_scores, dtype=np.float64)[act.nodes], minmax=True)
+    score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
+    named = [a.position for a in seeds if a.why == "name"]
+    order = np.lexsort((tie, -score))
+    order = order[~np.isin(act.nodes[order], named)][:limit]  # what the question names is not its answer
+    out.hits = [act.hit(j, r, score[j]) for r, j in enumerate(order.tolist(), start=1)]
+    out.parts = [{k: round(float(parts[k][j]), 6) for k in PARTS} for j in order]
+    return out
+
+
+@register("relation", "the relation lane as a ranking: records reached through >= 1 graph edge from the "
+          "question's anchors and entry seeds, query-aware (default) or by raw activation", *RELATION_PARAMS,
+          needs=("graph",))
+def _relation(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+    r = relation_rank(index, query, k, params)
+    return Ranking(np.array([h.node for h in r.hits], dtype=np.int64), np.array([h.activation for h in r.hits]))

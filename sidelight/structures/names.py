@@ -1,0 +1,92 @@
+"""Record names found in a text: titles and aliases matched with one Aho-Corasick automaton.
+
+Names and texts are compared as lowercase ASCII alphanumeric token runs (the tokenizer's
+alphabet), so "Multics" matches "multics" and "C++" matches "c" only as the token "c". Each
+query token is also tried in a singular form ("swamps" -> "swamp", "libraries" -> "library"),
+so a plural mention still finds the name. A name of stop words only ("it", "the who") or of
+fewer than two characters is never matched: such names would anchor almost every question.
+Matches are chosen leftmost-longest without overlap: "GNU C compiler" wins over "C compiler".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import ahocorasick
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def name_tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def singular(token: str) -> str:
+    """A crude English singular: -ies -> -y, -(s|x|z|ch|sh)es -> drop es, -s (not -ss, -us, -is) -> drop s."""
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 4 and token.endswith("es") and token[-3] in "sxz" or token.endswith(("ches", "shes")):
+        return token[:-2]
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """A name found in a text: the token span [start, end), the name as normalised, its records."""
+
+    start: int
+    end: int
+    name: str
+    positions: tuple[int, ...]
+
+
+class NameMatcher:
+    """An automaton over every record's title and aliases (record positions per normalised name)."""
+
+    def __init__(self, names: Iterable[tuple[str, int]], stopwords: frozenset[str] = frozenset()) -> None:
+        owners: dict[str, list[int]] = {}
+        for name, position in names:
+            toks = name_tokens(name)
+            key = " ".join(toks)
+            if len(key) < 2 or all(t in stopwords for t in toks):
+                continue
+            got = owners.setdefault(key, [])
+            if position not in got:
+                got.append(position)
+        self._auto = ahocorasick.Automaton()
+        for key, positions in owners.items():
+            self._auto.add_word(f" {key} ", (key, tuple(positions)))
+        if owners:
+            self._auto.make_automaton()
+        self.n_names = len(owners)
+
+    def find(self, text: str, skip: set[int] = frozenset()) -> list[NameMatch]:
+        """Names in `text`, leftmost-longest, non-overlapping; tokens in `skip` are never part of one."""
+        toks = name_tokens(text)
+        if not self.n_names or not toks:
+            return []
+        found: dict[tuple[int, int], NameMatch] = {}
+        for variant in (toks, [singular(t) for t in toks]):
+            line = " " + " ".join(variant) + " "
+            starts = {}  # char offset of each token's leading space -> token index
+            off = 0
+            for i, t in enumerate(variant):
+                starts[off] = i
+                off += len(t) + 1
+            for end_char, (key, positions) in self._auto.iter(line):
+                begin = end_char - len(key) - 1  # offset of the match's leading space
+                s = starts[begin]
+                span = (s, s + key.count(" ") + 1)
+                if span not in found and not skip.intersection(range(*span)):
+                    found[span] = NameMatch(span[0], span[1], key, positions)
+        chosen: list[NameMatch] = []
+        taken: set[int] = set()
+        for m in sorted(found.values(), key=lambda m: (m.start, -(m.end - m.start))):
+            if not taken.intersection(range(m.start, m.end)):
+                chosen.append(m)
+                taken.update(range(m.start, m.end))
+        return chosen

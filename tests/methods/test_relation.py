@@ -1,0 +1,118 @@
+"""The query-aware relation lane on a hand-built typed graph (oracle: answers worked out by hand).
+
+    tree -hyponym-> mangrove, oak        oak -hypernym-> tree      tree -part-meronym-> trunk
+    tree -member-holonym-> forest        swamp -hyponym-> marsh
+
+"a kind of tree that grows in swamps": "kind of" precedes the name "tree", so the wanted edges
+are hyponyms of tree; the residual question is "grows swamps", which only mangrove's text holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sidelight.corpus import Corpus, Edge, Record
+from sidelight.errors import InputError
+from sidelight.index import Index
+from sidelight.lanes.channels import record_success, search_channels
+from sidelight.methods import get_method
+from sidelight.methods.relation import find_cue, relation_rank
+from sidelight.structures.names import name_tokens
+from sidelight.text import TokenizerConfig
+
+
+def typed_corpus() -> Corpus:
+    recs = [Record("t0", "tree", "a tall woody plant"),
+            Record("t1", "mangrove", "tropical plant of salt marshes and swamps"),
+            Record("t2", "oak", "a plant with acorns on dry hills"),
+            Record("t3", "trunk", "the main stem that holds up the crown"),
+            Record("t4", "forest", "land covered with many plants"),
+            Record("t5", "swamp", "wet low land"),
+            Record("t6", "marsh", "low land that floods", aliases=("fen",))]
+    edges = [Edge("t0", "t1", "hyponym"), Edge("t0", "t2", "hyponym"), Edge("t2", "t0", "hypernym"),
+             Edge("t0", "t3", "part-meronym"), Edge("t0", "t4", "member-holonym"), Edge("t5", "t6", "hyponym")]
+    return Corpus("typed", recs, edges)
+
+
+@pytest.fixture
+def typed():
+    return Index.build(typed_corpus(), TokenizerConfig(stopwords="lucene-en-v1"), progress=False)
+
+
+def ids(index, r):
+    return [index.ids[h.node] for h in r.hits]
+
+
+def test_cue_picks_edge_types_by_where_the_name_stands(typed):
+    r = relation_rank(typed, "a kind of tree that grows in swamps", 10)
+    assert r.cue == {"phrase": "kind of", "anchor": "tree", "types": ["hyponym", "instance-hyponym"]}
+    assert r.residual == "grows swamps"
+    assert [(typed.ids[a.position], a.why, a.cue) for a in r.anchors if a.why == "name"] == [
+        ("t0", "name", "kind of"), ("t5", "name", "")]
+    assert ids(typed, r)[0] == "t1"  # hyponym of tree (type 1) and the only text match
+    parts = dict(zip(ids(typed, r), r.parts))
+    assert parts["t1"]["type"] == 1.0 and parts["t1"]["text"] == 1.0 and parts["t1"]["hop"] == 1.0
+    assert parts["t2"]["type"] == 1.0 and parts["t2"]["text"] == 0.0
+    assert parts["t3"]["type"] == 0.0 and parts["t4"]["type"] == 0.0
+    assert "t0" not in ids(typed, r) and "t5" not in ids(typed, r)  # what the question names is no answer
+    # the name before the cue takes the reverse types: oak -hypernym-> tree
+    r = relation_rank(typed, "an oak is a kind of what", 10)
+    assert r.cue["types"] == ["hypernym", "instance-hypernym"] and ids(typed, r)[0] == "t0"
+    r = relation_rank(typed, "the part of a tree that holds up the crown", 10)
+    assert r.cue["types"] == ["part-meronym"] and ids(typed, r)[0] == "t3"
+
+
+def test_aliases_anchor_and_no_cue_means_no_type_part(typed):
+    r = relation_rank(typed, "what lies beyond the fen", 10)
+    assert r.cue is None and [typed.ids[a.position] for a in r.anchors if a.why == "name"] == ["t6"]
+    assert all(p["type"] == 0.0 for p in r.parts)
+
+
+def test_every_hit_is_reached_through_an_edge_with_its_score_parts(typed):
+    for q in ["a kind of tree that grows in swamps", "what is part of a tree", "plant land"]:
+        for rank in ("query-aware", "activation"):
+            r = relation_rank(typed, q, None, {"rank": rank})
+            for h, parts in zip(r.hits, r.parts):
+                assert h.path and h.path[-1].target == h.node and h.path[0].source in [a.position for a in r.anchors]
+                if rank == "query-aware":
+                    want = parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text", "dense"))
+                    assert h.activation == pytest.approx(want)  # default weights are all 1
+            scores = [h.activation for h in r.hits]
+            assert scores == sorted(scores, reverse=True)
+
+
+def test_the_method_ranks_what_the_lane_returns(typed):
+    for q in ["a kind of tree that grows in swamps", "the part of a tree", "land"]:
+        for rank in ("query-aware", "activation"):
+            lane = search_channels(typed, q, 10, rank=rank).relation
+            ranking = get_method("relation", rank=rank).rank(typed, q, 10)
+            assert lane.ids == [typed.ids[p] for p in ranking.positions]
+            assert [h.score for h in lane.hits] == pytest.approx(ranking.scores.tolist())
+            assert lane.params["rank"] == rank and all("parts" in h for h in lane.hits)
+
+
+def test_feedback_moves_the_credited_record_up_and_searching_writes_nothing(typed):
+    q, paraphrase = "a kind of tree", "which type of tree"
+    first = search_channels(typed, q, 10).relation
+    assert first.ids[:2] == ["t1", "t2"]  # mangrove and oak tie on every part; ids break the tie
+    overlay = typed.state.overlay()
+    search_channels(typed, paraphrase, 10)
+    assert typed.state.overlay() == overlay == {}
+    res = record_success(typed, first.trace_id, "t2")
+    assert [(c.source_id, c.target_id, c.type) for c in res.changed_edges] == [("t0", "t2", "hyponym")]
+    for text in (q, paraphrase):
+        again = search_channels(typed, text, 10).relation
+        assert again.ids[:2] == ["t2", "t1"], text
+        assert again.params["weights"] == "base+overlay"
+
+
+def test_cue_finder_and_bad_parameters(typed):
+    assert find_cue(name_tokens("made of what")) [0]["phrase"] == "made of"
+    assert find_cue(name_tokens("nothing relational here")) == (None, set())
+    with pytest.raises(InputError, match="rank"):
+        search_channels(typed, "tree", 10, rank="best")
+    with pytest.raises(InputError, match="hop_weight"):
+        get_method("relation", hop_weight=-1)
+    assert relation_rank(typed, "zzz unknown words", 10).hits == []
+    assert np.array_equal(get_method("relation").rank(typed, "zzz", 10).positions, np.zeros(0, dtype=np.int64))
