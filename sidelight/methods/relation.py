@@ -68,7 +68,7 @@ RELATION_PARAMS = (
     Param("type_weight", float, 1.0, "query-aware: weight of the cue-typed part", low=0.0),
     Param("context_weight", float, 1.0, "query-aware: weight of the link-context part", low=0.0),
     Param("text_weight", float, 1.0, "query-aware: weight of BM25 against the residual question", low=0.0),
-    Param("dense_weight", float, 1.0, "query-aware: weight of the record's cosine to the question", low=0.0),
+    Param("dense_weight", float, 2.0, "query-aware: weight of the record's cosine to the question", low=0.0),
 )
 RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}
 SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
@@ -159,24 +159,31 @@ _RESIDUAL_STOP = stopwords("lucene-en-v1") | _QUESTION_WORDS
 _CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in _CUES["cues"]), key=lambda pc: -len(pc[0]))
 
 
-def find_cue(tokens: list[str]) -> tuple[dict | None, set[int]]:
-    """The first relation cue in `tokens` (longest phrase first) and the tokens it covers."""
+def find_cues(tokens: list[str]) -> list[tuple[dict, set[int]]]:
+    """Every relation cue in `tokens`, left to right (a longer phrase wins where two start), with
+    the tokens each covers."""
+    out, taken = [], set()
     for i in range(len(tokens)):
         for phrase, cue in _CUE_PHRASES:
-            if tuple(tokens[i:i + len(phrase)]) == phrase:
-                return {"phrase": " ".join(phrase), "start": i, "end": i + len(phrase), **cue}, set(
-                    range(i, i + len(phrase)))
-    return None, set()
+            span = set(range(i, i + len(phrase)))
+            if tuple(tokens[i:i + len(phrase)]) == phrase and not span & taken:
+                out.append(({"phrase": " ".join(phrase), "start": i, "end": i + len(phrase), **cue}, span))
+                taken |= span
+                break
+    return out
 
 
-def _attach(cue: dict, matches: list[NameMatch]) -> tuple[NameMatch | None, list[str]]:
+def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[NameMatch | None, list[str]]:
     """The name the cue speaks of and the edge types it asks for: a name right after the cue
-    ("kind of tree") takes the `before` types, else a name right before it the `after` types."""
+    ("kind of tree") takes the `before` types, a name right before it ("a beech is a kind of")
+    the `after` types. When a question word follows the cue ("a kind of what ...") the asked-for
+    record comes after it, so the name before the cue is the anchor."""
     gap = _CUES["gap"]
     after_cue = [m for m in matches if 0 <= m.start - cue["end"] <= gap]
-    if after_cue:
-        return min(after_cue, key=lambda m: m.start), cue["before"]
     before_cue = [m for m in matches if 0 <= cue["start"] - m.end <= gap]
+    asks_next = any(t in _QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + 2])
+    if after_cue and not (asks_next and before_cue):
+        return min(after_cue, key=lambda m: m.start), cue["before"]
     if before_cue:
         return max(before_cue, key=lambda m: m.end), cue["after"]
     return None, []
@@ -186,13 +193,19 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
              ) -> tuple[list[Anchor], dict | None, list[str], str]:
     """(name anchors, the cue with its types and anchor, the types, the residual question)."""
     tokens = name_tokens(query)
-    cue, cue_tokens = find_cue(tokens)
+    cues = find_cues(tokens)
+    cue_tokens = set().union(*(span for _, span in cues))
     asking = {i for i, t in enumerate(tokens) if t in _QUESTION_WORDS}  # "does" is no doe
     matches = name_matcher(index).find(query, skip=cue_tokens | asking)
-    types: list[str] = []
-    cued = None
-    if cue is not None:
-        cued, types = _attach(cue, matches)
+    cue, cued, types = None, None, []
+    # the first phrase cue that speaks of a named record, then the first one-word cue; else the first cue
+    for c, span in sorted(cues, key=lambda cs: (len(cs[1]) == 1, cs[0]["start"])):
+        cued, types = _attach(c, matches, tokens)
+        if cued is not None:
+            cue, cue_tokens = c, span
+            break
+    if cue is None and cues:
+        cue, cue_tokens = cues[0]
     used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
     residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
     ranked: list[tuple[float, int, int, NameMatch]] = []

@@ -17,7 +17,7 @@ from sidelight.errors import InputError
 from sidelight.index import Index
 from sidelight.lanes.channels import record_success, search_channels
 from sidelight.methods import get_method
-from sidelight.methods.relation import find_cue, relation_rank
+from sidelight.methods.relation import find_cues, relation_rank
 from sidelight.structures.names import name_tokens
 from sidelight.text import TokenizerConfig
 
@@ -59,6 +59,9 @@ def test_cue_picks_edge_types_by_where_the_name_stands(typed):
     # the name before the cue takes the reverse types: oak -hypernym-> tree
     r = relation_rank(typed, "an oak is a kind of what", 10)
     assert r.cue["types"] == ["hypernym", "instance-hypernym"] and ids(typed, r)[0] == "t0"
+    # a question word after the cue: the asked-for record follows, the named one before is the anchor
+    r = relation_rank(typed, "an oak is one kind of what broader marsh plant", 10)
+    assert r.cue == {"phrase": "kind of", "anchor": "oak", "types": ["hypernym", "instance-hypernym"]}
     r = relation_rank(typed, "the part of a tree that holds up the crown", 10)
     assert r.cue["types"] == ["part-meronym"] and ids(typed, r)[0] == "t3"
 
@@ -76,8 +79,8 @@ def test_every_hit_is_reached_through_an_edge_with_its_score_parts(typed):
             for h, parts in zip(r.hits, r.parts):
                 assert h.path and h.path[-1].target == h.node and h.path[0].source in [a.position for a in r.anchors]
                 if rank == "query-aware":
-                    want = parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text", "dense"))
-                    assert h.activation == pytest.approx(want)  # default weights are all 1
+                    want = parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text")) + 2 * parts["dense"]
+                    assert h.activation == pytest.approx(want)  # default weights: 1, dense 2
             scores = [h.activation for h in r.hits]
             assert scores == sorted(scores, reverse=True)
 
@@ -108,8 +111,8 @@ def test_feedback_moves_the_credited_record_up_and_searching_writes_nothing(type
 
 
 def test_cue_finder_and_bad_parameters(typed):
-    assert find_cue(name_tokens("made of what")) [0]["phrase"] == "made of"
-    assert find_cue(name_tokens("nothing relational here")) == (None, set())
+    assert [c["phrase"] for c, _ in find_cues(name_tokens("made of what kind of stone"))] == ["made of", "kind of"]
+    assert find_cues(name_tokens("nothing relational here")) == []
     with pytest.raises(InputError, match="rank"):
         search_channels(typed, "tree", 10, rank="best")
     with pytest.raises(InputError, match="hop_weight"):
