@@ -94,9 +94,9 @@ def print_channels(envelope: dict) -> None:
         if not hits:
             console.print(f"[dim]no {name} hit[/dim]")
         elif name == "relation":
-            rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], render_parts(h.get("parts", {})),
-                     render_path(h["path"])) for h in hits]
-            table(None, ["rank", "id", "score", "parts", "path"], rows, [True, False, True, False, False])
+            rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["title"][:30], h["score"],
+                     render_parts(h.get("parts", {})), render_path(h["path"])) for h in hits]
+            table(None, ["rank", "id", "title", "score", "parts", "path"], rows, [True, False, False, True, False, False])
         else:
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], h["title"][:60])
                     for h in hits]

@@ -17,7 +17,7 @@ from .timing import setup_items
 
 # The metrics of the methods table, in the columns of the graph-retrieval study's held-out results
 # (shared/seeds/carrier-r01-graph-retrieval-study.txt, §6: MRR@10, Hit@1, Hit@5, Hit@10).
-HEADLINE_METRICS = ("mrr@10", "hit@1", "hit@5", "hit@10")
+HEADLINE_METRICS = {"mrr@10": "MRR@10", "hit@1": "Hit@1", "hit@5": "Hit@5", "hit@10": "Hit@10"}
 CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a202c}"
        "table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}td,th{border:1px solid #cbd5e0;"
        "padding:.25rem .5rem;vertical-align:top}th{background:#edf2f7}td.n{text-align:right;font-variant-numeric:"
@@ -98,9 +98,10 @@ def _blocks(run: Path) -> list[tuple]:
         B.append(("p", f"{res['methods'][next(iter(res['methods']))]['n_queries']} held-out queries in "
                        f"{res['methods'][next(iter(res['methods']))]['n_families']} families; every metric is a "
                        "mean of family means."))
-        B.append(("table", ["Method", "MRR@10", "Hit@1", "Hit@5", "Hit@10"],
-                  [[lab] + [_fmt(ov[m], m) for m in HEADLINE_METRICS] for lab, ov in rows]))
-        extra = [m for m in res["metrics"] if m not in HEADLINE_METRICS]
+        head = [m for m in HEADLINE_METRICS if m in res["metrics"]]  # the protocol's own, in headline order
+        B.append(("table", ["Method"] + [HEADLINE_METRICS[m] for m in head],
+                  [[lab] + [_fmt(ov[m], m) for m in head] for lab, ov in rows]))
+        extra = [m for m in res["metrics"] if m not in head]
         B.append(("table", ["Method"] + extra, [[lab] + [_fmt(ov[m], m) for m in extra] for lab, ov in rows]))
     elif proto.kind == "describe":
         n = res["methods"][next(iter(res["methods"]))]["n_queries"]

@@ -109,10 +109,11 @@ def relation_seeds(index: "Index", query: str, n_seeds: int = 5, dense_scores: n
 
 
 def _entry_seeds(index: "Index", query: str, n_seeds: int, dense_scores: np.ndarray | None,
-                 use_dense: bool) -> list[Anchor]:
+                 use_dense: bool, bm25: np.ndarray | None = None) -> list[Anchor]:
     if n_seeds < 1:
         raise InputError(f"relation: n_seeds must be >= 1, got {n_seeds}")
-    out = [Anchor(p, "bm25") for p in top_k(index.lexical.bm25_scores(query), n_seeds, index.id_rank).positions.tolist()]
+    bm25 = index.lexical.bm25_scores(query) if bm25 is None else bm25
+    out = [Anchor(p, "bm25") for p in top_k(bm25, n_seeds, index.id_rank).positions.tolist()]
     if use_dense and dense_scores is None and index.dense is not None:
         dense_scores = index.dense.scores(query)
     if use_dense and dense_scores is not None:
@@ -256,10 +257,14 @@ def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.nd
 
 
 def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndarray | None:
-    wanted = [index.graph.type_names.index(t) for t in types if t in index.graph.type_names]
+    """`share` kept only on edges of `types` (None when the graph has none of them); built once
+    per type set and share vector."""
+    wanted = tuple(index.graph.type_names.index(t) for t in types if t in index.graph.type_names)
     if not wanted:
         return None
-    return np.where(np.isin(index.graph.types, wanted), share, 0.0)
+    # the entry holds `share` itself, so no other array can take its id while the entry lives
+    return index.memo(f"relation-typed {wanted}", id(share),
+                      lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
 # ---- the ranking -----------------------------------------------------------------------------------
@@ -279,10 +284,11 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
         dense_scores = index.dense.scores(query)
     p["dense_seeds"] = use_dense = use_dense and dense_scores is not None  # as used, for the lane's report
     weights, share = effective_weights(index)
-    seeds = _entry_seeds(index, query, p["n_seeds"], dense_scores if use_dense else None, use_dense)
+    bm25 = index.lexical.bm25_scores(query)
+    seeds = _entry_seeds(index, query, p["n_seeds"], dense_scores if use_dense else None, use_dense, bm25)
     cue, types, residual = None, [], ""
     if p["rank"] == "query-aware":
-        prior = dense_scores if dense_scores is not None else index.lexical.bm25_scores(query)
+        prior = dense_scores if dense_scores is not None else bm25
         named, cue, types, residual = _anchors(index, query, p["max_anchors"], np.asarray(prior))
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]

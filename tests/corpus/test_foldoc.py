@@ -164,6 +164,10 @@ def test_edges(tiny):
         Edge("cst", "actor", "link"),  # {CST} is a self reference: no loop
         Edge("shell", "dollar", "link"),  # {$}: an alias headword
     ]
+    # each edge keeps the sentence of the source's text that shows the link (not part of equality)
+    ctx = {(e.source, e.target): e.context for e in c.edges}
+    assert ctx[("shell", "dollar")] == "See $."
+    assert all(e.context for e in c.edges)
 
 
 def test_missing_files_name_the_package(tmp_path):

@@ -76,3 +76,28 @@ def test_beir_dev_is_the_train_queries_left_out_of_fitting(scifact_dir):
     assert sorted(b.subset("dev").queries) == dev_ids and len(dev_ids) == 209
     assert sorted(b.subset("test").queries) == sorted(test_q)
     assert all(b.type[q] == "dev" for q in dev_ids)
+
+
+def test_select_keeps_one_corpus_of_a_shared_file(tmp_path):
+    rows = [_row("a1", "A", "dev", corpus="foldoc"), _row("b1", "B", "test", corpus="wordnet"),
+            _row("a2", "A", "dev", corpus="foldoc")]
+    p = _write(tmp_path, rows)
+    assert list(load_concept_benchmark(p, select={"corpus": "foldoc"}).queries) == ["a1", "a2"]
+    assert list(load_concept_benchmark(p).queries) == ["a1", "b1", "a2"]
+    with pytest.raises(InputError, match="no queries with"):
+        load_concept_benchmark(p, select={"corpus": "scifact"})
+
+
+def test_shipped_relation_benchmark_passes_its_check_and_hashes():
+    import hashlib
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "relation-v1-check.py")], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout
+    for line in (REPO / "benchmarks" / "relation-v1.sha256").read_text().splitlines():
+        digest, name = line.split()
+        assert hashlib.sha256((REPO / name).read_bytes()).hexdigest() == digest, name
+    b = load_concept_benchmark(REPO / "benchmarks" / "relation-v1.jsonl", select={"corpus": "wordnet"})
+    assert len(b.queries) == 64 and set(b.type.values()) == {"relation"} and len(b.anchor) == 64

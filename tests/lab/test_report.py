@@ -47,3 +47,14 @@ def test_packets_blind_and_score(tmp_path):
     r = score_answers(tmp_path / "pk", tmp_path / "answers.jsonl")
     assert sum(m["intended_selected"] for m in r["by_method"].values()) == 6
     assert sum(m["quote_verbatim"] for m in r["by_method"].values()) == 5
+
+
+def test_report_shows_only_the_metrics_the_protocol_names(tmp_path):
+    proto = make_lab(tmp_path / "lab")
+    data = json.loads(proto.read_text())
+    data["metrics"] = {"primary": "mrr@10", "secondary": ["hit@1", "hit@10", "hit@100"]}  # no hit@5
+    proto.write_text(json.dumps(data))
+    out = tmp_path / "run"
+    assert main(["lab", "all", str(proto), "-o", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "| Method | MRR@10 | Hit@1 | Hit@10 |" in md and "Hit@5" not in md and "hit@100" in md
