@@ -28,9 +28,7 @@ Ranking (`rank`):
   record against the residual question (the question minus the cue and the name it attaches to,
   minus stop words) / max; dense = min-max cosine of the record against the whole question (when
   vectors exist). Ties by id. The records the question names are where it starts, never its
-  answer: query-aware mode does not return them (entry seeds stay eligible). A record the cue's
-  typed walk reached is credited with its strongest typed walk from the cued anchor (the edges
-  feedback then strengthens); any other with its strongest walk, as in NGR.
+  answer: query-aware mode does not return them (entry seeds stay eligible).
 
 The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).
 """
@@ -311,11 +309,9 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
              "type": np.zeros(len(act)), "dense": np.zeros(len(act))}
     typed = _typed_share(index, share, types)
     cued = [a.position for a in seeds if a.cue]
-    typed_walk: dict[int, int] = {}  # node -> its index in the typed activation
     if typed is not None and cued:
         t = activate(index.graph, cued, p["hops"], p["decay"], weights, index.id_rank, typed)
         parts["type"][np.searchsorted(act.nodes, t.nodes)] = 1.0  # typed walks from anchors are walks of `act`
-        typed_walk = {int(v): i for i, v in enumerate(t.nodes)}
     parts["context"] = _context_part(index, residual, act.last_slot)
     parts["text"] = _scaled(index.lexical.bm25_scores(residual)[act.nodes]) if residual else np.zeros(len(act))
     if dense_scores is not None:
@@ -324,12 +320,7 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     named = [a.position for a in seeds if a.why == "name"]
     order = np.lexsort((tie, -score))
     order = order[~np.isin(act.nodes[order], named)][:limit]  # what the question names is not its answer
-    out.hits = []
-    for r, j in enumerate(order.tolist(), start=1):
-        h = act.hit(j, r, score[j])
-        if h.node in typed_walk:  # credit the walk of the kind the question asked for
-            h = RelationHit(h.node, h.activation, r, t.path(typed_walk[h.node]), h.is_seed)
-        out.hits.append(h)
+    out.hits = [act.hit(j, r, score[j]) for r, j in enumerate(order.tolist(), start=1)]
     out.parts = [{k: round(float(parts[k][j]), 6) for k in PARTS} for j in order]
     return out
 

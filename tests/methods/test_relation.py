@@ -64,7 +64,6 @@ def test_cue_picks_edge_types_by_where_the_name_stands(typed):
     assert r.cue == {"phrase": "kind of", "anchor": "oak", "types": ["hypernym", "instance-hypernym"]}
     r = relation_rank(typed, "the part of a tree that holds up the crown", 10)
     assert r.cue["types"] == ["part-meronym"] and ids(typed, r)[0] == "t3"
-    assert [(e.source, e.target, e.type) for e in r.hits[0].path] == [(0, 3, "part-meronym")]  # the typed walk
 
 
 def test_aliases_anchor_and_no_cue_means_no_type_part(typed):
