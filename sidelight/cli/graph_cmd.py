@@ -46,7 +46,7 @@ def render_path(path: list[dict]) -> str:
 
 
 def render_parts(parts: dict) -> str:
-    """Score parts that count, e.g. `graph 1 text .82 dense .4`."""
+    """Score parts that count, e.g. `graph 1 text 0.82 dense 0.4`."""
     return " ".join(f"{k} {v:.2g}" for k, v in parts.items() if v) or "-"
 
 
@@ -63,7 +63,7 @@ def run_channels(args: argparse.Namespace) -> int:
     service = cli_service(Index.load(args.index))
     try:
         out = service.channels(args.query, k, MAX_BUDGET_MS, dense=not args.no_dense,
-                               relation=parse_params(args.relation))
+                               relation=parse_params(args.relation, "--relation"))
     except ApiError as exc:
         raise InputError(exc.message) from None
     finally:

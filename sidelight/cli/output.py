@@ -47,7 +47,7 @@ def parse_filter(items: list[str]) -> dict[str, str]:
     return where
 
 
-def parse_params(items: list[str]) -> dict:
+def parse_params(items: list[str], flag: str = "--param") -> dict:
     """`KEY=VALUE` pairs from the command line, values as text (`null` is None).
 
     The method's declared parameter reads the text as its own type (`sidelight.methods.params`),
@@ -59,6 +59,6 @@ def parse_params(items: list[str]) -> dict:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise InputError(f"--param {item!r}: expected KEY=VALUE")
+            raise InputError(f"{flag} {item!r}: expected KEY=VALUE")
         params[key] = None if value.strip() == "null" else value
     return params

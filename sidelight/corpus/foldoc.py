@@ -77,10 +77,12 @@ def _split_ref(content: str) -> tuple[str, str | None]:
 
 
 def _context(sentences: list[str], shown: str) -> str:
-    """The first sentence showing a link's text (at most 300 characters), or ''."""
-    low = shown.lower()
+    """The first sentence showing a link's text as whole words (at most 300 characters), or ''."""
+    if not shown.strip():
+        return ""
+    shows = re.compile(r"(?<!\w)" + re.escape(shown) + r"(?!\w)", re.I)
     for s in sentences:
-        if low in s.lower():
+        if shows.search(s):
             return s if len(s) <= 300 else s[:297] + "..."
     return ""
 

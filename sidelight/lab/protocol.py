@@ -310,6 +310,11 @@ def load_protocol(path: Path) -> Protocol:
             raise InputError(f"{path}: protocol needs a {key!r} section")
     if data["benchmark"].get("kind") not in (*FILE_KINDS, "beir"):
         raise InputError(f"{path}: benchmark.kind must be 'concept', 'describe' or 'beir'")
+    select = data["benchmark"].get("select")
+    if select is not None and (not isinstance(select, dict) or not select
+                               or not all(isinstance(k, str) and isinstance(v, str) for k, v in select.items())):
+        raise InputError(f"{path}: benchmark.select must be a non-empty object of field -> string value, "
+                         f"e.g. {{\"corpus\": \"foldoc\"}}")
     for m in [data["metrics"]["primary"], *data["metrics"].get("secondary", [])]:
         parse_metric(m)
     seen = set()

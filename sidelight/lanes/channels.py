@@ -36,11 +36,15 @@ if TYPE_CHECKING:
 DESCRIPTIONS = {
     "lexical": ("Lexical lane (BM25 only): records whose name or text explicitly matches the query words. "
                 "Best for direct lookups of a named thing. Scores are BM25 and compare only within this lane."),
-    "relation": ("Relation lane (graph edges only): records linked through one or more stored edges to the "
-                 "records the query names. Lexical (and dense) matches only choose the starting records; the "
-                 "score is graph activation and compares only within this lane. Every hit shows the edge path "
-                 "that reached it; an edge says the records are linked, not that one is equivalent to, "
-                 "implies or confirms the other. is_seed marks a hit that was also a starting record."),
+    "relation": ("Relation lane (graph edges only): only records linked through one or more stored edges to "
+                 "the records the query names (and its top lexical/dense matches). The score ranks what the "
+                 "edges reached and compares only within this lane; its parts are shown with each hit: graph "
+                 "(activation along the edges), hop, type (reached along the edge types the question's wording "
+                 "asks for), context (the linking sentence holds the rest of the question), text (BM25 of the "
+                 "record against the rest of the question) and dense (its cosine to the question). With "
+                 "rank=activation the score is graph activation alone. Every hit shows the edge path that "
+                 "reached it; an edge says the records are linked, not that one is equivalent to, implies or "
+                 "confirms the other. is_seed marks a hit that was also a starting record."),
     "dense": ("Dense lane (embedding cosine only): records whose text is close in meaning to the query even "
               "without shared words. Scores are cosines and compare only within this lane."),
     "agreement_node_ids": ("Ids that appear in more than one lane. Agreement is not a combined score: each lane "
@@ -147,7 +151,7 @@ def relation_lane(index: "Index", query: str, limit: int = 10, dense_scores: np.
 
     `params` are the `relation` method's (`rank`, `n_seeds`, `hops`, `decay`, `dense_seeds`, the
     query-aware weights), checked against its declaration; `dense=False` keeps vectors out of it."""
-    ranking = relation_rank(index, query, limit, check_params("relation", params), dense_scores, dense)
+    ranking = relation_rank(index, query, limit, params, dense_scores, dense)
     params = relation_params(index, ranking, limit)
     trace_id = index.state.new_trace(query, "relation", trace_rows(index, ranking), params)
     return LaneResult(trace_id, "relation", relation_hits(index, ranking), params)
@@ -163,8 +167,9 @@ def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | N
     """
     if not isinstance(query, str) or not query.strip():
         raise InputError("empty query")
-    if limit < 1:
-        raise InputError(f"limit must be >= 1, got {limit}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise InputError(f"limit must be an integer >= 1, got {limit!r}")
+    relation = check_params("relation", relation)  # before any lane stores a trace
     use_dense = index.dense is not None if dense is None else bool(dense)
     lexical = lexical_lane(index, query, limit)
     dense_result, cos = None, None

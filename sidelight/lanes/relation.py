@@ -49,8 +49,8 @@ def relation_params(index: "Index", ranking: RelationRanking, limit: int) -> dic
            "weights": "base" if ranking.weights is None else "base+overlay"}
     if p["rank"] == "query-aware":
         out.update({"cue": ranking.cue, "residual": ranking.residual,
-                    **{k: p[k] for k in ("max_anchors", "type_weight", "context_weight", "text_weight",
-                                         "dense_weight")}})
+                    **{k: p[k] for k in ("max_anchors", "hop_weight", "type_weight", "context_weight",
+                                         "text_weight", "dense_weight")}})
     return out
 
 

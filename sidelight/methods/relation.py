@@ -49,7 +49,7 @@ from ..structures.names import NameMatch, NameMatcher, name_tokens
 from ..structures.ranking import Ranking, top_k
 from ..text import stopwords
 from .params import Param
-from .registry import register
+from .registry import check_params, register
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -97,7 +97,6 @@ class RelationRanking:
     cue: dict | None
     residual: str
     weights: np.ndarray | None
-    mode: str
     params: dict = field(default_factory=dict)
 
 
@@ -182,7 +181,7 @@ def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[Nam
     gap = _CUES["gap"]
     after_cue = [m for m in matches if 0 <= m.start - cue["end"] <= gap]
     before_cue = [m for m in matches if 0 <= cue["start"] - m.end <= gap]
-    asks_next = any(t in _QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + 2])
+    asks_next = any(t in _QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + gap])
     if after_cue and not (asks_next and before_cue):
         return min(after_cue, key=lambda m: m.start), cue["before"]
     if before_cue:
@@ -199,14 +198,16 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
     asking = {i for i, t in enumerate(tokens) if t in _QUESTION_WORDS}  # "does" is no doe
     matches = name_matcher(index).find(query, skip=cue_tokens | asking)
     cue, cued, types = None, None, []
-    # the first phrase cue that speaks of a named record, then the first one-word cue; else the first cue
-    for c, span in sorted(cues, key=lambda cs: (len(cs[1]) == 1, cs[0]["start"])):
+    # phrase cues before one-word cues, then left to right: the first that speaks of a named record,
+    # else the first in that order (its types then have no anchor to start from)
+    preferred = sorted(cues, key=lambda cs: (len(cs[1]) == 1, cs[0]["start"]))
+    for c, span in preferred:
         cued, types = _attach(c, matches, tokens)
         if cued is not None:
             cue, cue_tokens = c, span
             break
-    if cue is None and cues:
-        cue, cue_tokens = cues[0]
+    if cue is None and preferred:
+        cue, cue_tokens = preferred[0]
     used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
     residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
     ranked: list[tuple[float, int, int, NameMatch]] = []
@@ -251,7 +252,7 @@ def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.nd
     contexts = _context_terms(index)
     if not len(terms) or not contexts.nnz:
         return np.zeros(len(last_slot))
-    idf = np.log1p((index.lexical.n_docs - index.lexical.df[terms] + 0.5) / (index.lexical.df[terms] + 0.5))
+    idf = index.lexical.idf(terms)
     ctx = contexts[index.graph.edge_ids[last_slot]][:, terms]
     return np.asarray(ctx @ idf).ravel() / idf.sum()
 
@@ -272,8 +273,9 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
                   dense_scores: np.ndarray | None = None, dense: bool = True) -> RelationRanking:
     """The relation lane's ranking of `query` (parameters: `RELATION_PARAMS`; see the module docstring).
 
-    `dense_scores` reuses cosines already computed; `dense=False` uses no vectors at all."""
-    p = {**RELATION_DEFAULTS, **(params or {})}
+    `dense_scores` reuses cosines already computed; `dense=False` uses no vectors at all. Every
+    parameter is checked against its declaration (an unknown or bad one is an InputError)."""
+    p = check_params("relation", params or {})
     if not isinstance(query, str) or not query.strip():
         raise InputError("empty query")
     use_dense = bool(p["dense_seeds"]) and dense
@@ -293,7 +295,7 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]
     positions = [a.position for a in seeds]
-    out = RelationRanking([], [], seeds, cue, residual, weights, p["rank"], p)
+    out = RelationRanking([], [], seeds, cue, residual, weights, p)
     if not positions:
         return out
     act = activate(index.graph, positions, p["hops"], p["decay"], weights, index.id_rank, share)
@@ -311,7 +313,7 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     cued = [a.position for a in seeds if a.cue]
     if typed is not None and cued:
         t = activate(index.graph, cued, p["hops"], p["decay"], weights, index.id_rank, typed)
-        parts["type"][np.searchsorted(act.nodes, t.nodes)] = 1.0  # typed walks from anchors are walks of `act`
+        parts["type"][np.isin(act.nodes, t.nodes)] = 1.0
     parts["context"] = _context_part(index, residual, act.last_slot)
     parts["text"] = _scaled(index.lexical.bm25_scores(residual)[act.nodes]) if residual else np.zeros(len(act))
     if dense_scores is not None:

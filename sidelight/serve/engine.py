@@ -279,7 +279,7 @@ class Service:
         q = check_query(query)
         limit = check_int(limit, "limit", 1, self.max_limit, 10)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
-        rel = check_params("relation", check_params_object(relation))
+        rel_params = check_params("relation", check_params_object(relation))
         b = self._budget(budget_ms)
         idx = self.index
         lexical = b.timed("lexical", lambda: lexical_lane(idx, q, limit))
@@ -304,7 +304,7 @@ class Service:
         relation: LaneResult | None = None
         try:
             relation = b.run(self.pool, "relation",
-                             lambda: relation_lane(idx, q, limit, cos, cos is not None, **rel))
+                             lambda: relation_lane(idx, q, limit, cos, cos is not None, **rel_params))
         except B.StageCut:
             missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
         lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]

@@ -127,14 +127,18 @@ class LexicalIndex:
         self.bm25 = self._bm25_weights()  # CSC: column t holds the weights of term t
         self._tfidf = None  # built on first use: most lanes never need it
 
+    def idf(self, terms: np.ndarray | None = None) -> np.ndarray:
+        """The BM25 variant's idf of term ids `terms` (all terms when None)."""
+        n = self.n_docs
+        df = np.maximum(self.df if terms is None else self.df[terms], 1.0)
+        if self.params.variant == "atire":
+            return np.log(n / df)
+        return np.log1p((n - df + 0.5) / (df + 0.5))
+
     def _bm25_weights(self) -> sp.csc_matrix:
         p, n = self.params, self.n_docs
         tf = self.tf  # CSR: weights are computed in row order, then transposed (rows stay sorted)
-        df = np.maximum(self.df, 1.0)
-        if p.variant == "atire":
-            idf = np.log(n / df)
-        else:
-            idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        idf = self.idf()
         norm = p.k1 * (1.0 - p.b + p.b * self.doc_len / self.avgdl) if self.avgdl > 0 else np.full(n, p.k1)
         # same float operations as tf/(tf+norm[row]) * (k1+1) * idf[col], in bounded blocks
         part = np.repeat(norm, np.diff(tf.indptr))

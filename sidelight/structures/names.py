@@ -1,9 +1,9 @@
 """Record names found in a text: titles and aliases matched with one Aho-Corasick automaton.
 
 Names and texts are compared as lowercase ASCII alphanumeric token runs (the tokenizer's
-alphabet), so "Multics" matches "multics" and "C++" matches "c" only as the token "c". Each
-query token is also tried in a singular form ("swamps" -> "swamp", "libraries" -> "library"),
-so a plural mention still finds the name. A name of stop words only ("it", "the who") or of
+alphabet), so "Multics" matches "multics" and "GNU C compiler" the tokens "gnu c compiler". Each
+query token is also tried in two singular forms ("swamps" -> "swamp", "libraries" -> "library",
+"churches" -> "church", "caches" -> "cache"), so a plural mention still finds the name. A name of stop words only ("it", "the who") or of
 fewer than two characters is never matched: such names would anchor almost every question.
 Matches are chosen leftmost-longest without overlap: "GNU C compiler" wins over "C compiler".
 """
@@ -24,11 +24,19 @@ def name_tokens(text: str) -> list[str]:
 
 
 def singular(token: str) -> str:
-    """A crude English singular: -ies -> -y, -(s|x|z|ch|sh)es -> drop es, -s (not -ss, -us, -is) -> drop s."""
+    """A crude English singular: -ies -> -y, -(ss|x|z|ch|sh)es -> drop es, -s (not -ss, -us, -is)
+    -> drop s. Tokens of three letters or fewer, and "-ecies" words (species), stay as they are."""
+    if len(token) <= 3 or token.endswith("ecies"):
+        return token
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
-    if len(token) > 4 and token.endswith("es") and token[-3] in "sxz" or token.endswith(("ches", "shes")):
+    if token.endswith(("sses", "xes", "zes", "ches", "shes")):
         return token[:-2]
+    return drop_s(token)
+
+
+def drop_s(token: str) -> str:
+    """The token without a plural -s (not -ss, -us, -is): "caches" -> "cache" where `singular` says "cach"."""
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         return token[:-1]
     return token
@@ -70,7 +78,7 @@ class NameMatcher:
         if not self.n_names or not toks:
             return []
         found: dict[tuple[int, int], NameMatch] = {}
-        for variant in (toks, [singular(t) for t in toks]):
+        for variant in (toks, [singular(t) for t in toks], [drop_s(t) for t in toks]):
             line = " " + " ".join(variant) + " "
             starts = {}  # char offset of each token's leading space -> token index
             off = 0

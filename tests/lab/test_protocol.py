@@ -44,6 +44,11 @@ def test_bad_protocols(tmp_path):
     (tmp_path / "p.json").write_text("{\n  oops")
     with pytest.raises(InputError, match=r"p\.json:2"):
         load_protocol(tmp_path / "p.json")
+    for select in ("foldoc", {}, {"corpus": 1}):
+        (tmp_path / "p.json").write_text(json.dumps({"corpus": {}, "benchmark": {"kind": "concept", "select": select},
+                                                     "methods": [], "metrics": {"primary": "mrr@10"}}))
+        with pytest.raises(InputError, match="benchmark.select must be"):
+            load_protocol(tmp_path / "p.json")
 
 
 def test_implementation_hash_tracks_files(tmp_path):

@@ -118,4 +118,12 @@ def test_cue_finder_and_bad_parameters(typed):
     with pytest.raises(InputError, match="hop_weight"):
         get_method("relation", hop_weight=-1)
     assert relation_rank(typed, "zzz unknown words", 10).hits == []
+    with pytest.raises(InputError, match="dense_weigth"):
+        relation_rank(typed, "tree", 10, {"dense_weigth": 1.0})
+    with pytest.raises(InputError, match="limit"):
+        search_channels(typed, "tree", None)
+    before = typed.state.trace_ids()
+    with pytest.raises(InputError, match="hops"):
+        search_channels(typed, "tree", 5, hops=0)  # refused before any lane stores a trace
+    assert typed.state.trace_ids() == before
     assert np.array_equal(get_method("relation").rank(typed, "zzz", 10).positions, np.zeros(0, dtype=np.int64))

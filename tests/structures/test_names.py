@@ -35,8 +35,10 @@ def test_stop_word_only_and_one_letter_names_are_never_matched():
 def test_plurals_match_singular_names_and_spans_are_tokens():
     ms = matcher().find("trees of the swamps and libraries")
     assert [(m.name, m.start, m.end) for m in ms] == [("swamp", 3, 4), ("library", 5, 6)]
-    assert [singular(t) for t in ["swamps", "libraries", "boxes", "glass", "virus", "axis", "bus"]] == \
-        ["swamp", "library", "box", "glass", "virus", "axis", "bus"]
+    assert [singular(t) for t in ["swamps", "libraries", "boxes", "glass", "virus", "axis", "bus", "species",
+                                  "churches", "cars"]] == \
+        ["swamp", "library", "box", "glass", "virus", "axis", "bus", "species", "church", "car"]
+    assert [(m.name, m.start) for m in NameMatcher([("cache", 0)]).find("two caches")] == [("cache", 1)]
 
 
 def test_skipped_tokens_are_never_part_of_a_name():
