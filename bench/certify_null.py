@@ -1,0 +1,67 @@
+"""What the certificate's placebo measures: candidate density, not marker evidence.
+
+A placebo pair is a random population pair in a candidate kinship bin, and it passes only if it is
+itself a passing candidate (same markers, same rules). So the expected placebo passes per draw are
+
+    sum over bins k of  N_k * pass_k / All_k
+
+(N_k candidates = placebo pairs drawn in bin k, pass_k passing candidates, All_k population pairs
+with kinship in bin k), whatever the evidence threshold: the placebo/target ratio is the candidates'
+share of all pairs, bin by bin. This script reads a certificate already built in an index folder
+(`sidelight certify INDEX`), counts All_k over every population pair, and prints the prediction
+next to the observed placebo mean.
+
+    .venv/bin/python bench/certify_null.py .cache/indexes/scifact --json bench/results/certify-null-scifact.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import print_table, write_json  # noqa: E402
+from sidelight.index import Index  # noqa: E402
+from sidelight.serendipity.certify import bin_of  # noqa: E402
+from sidelight.serendipity.store import Serendipity  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("index", type=Path)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    s = Serendipity(Index.load(args.index)).load()
+    cert = s.certificate
+    vec, _ = s.record_vectors()
+    n_chunks = np.bincount(s.chunks.record, minlength=len(s.index.corpus))
+    V = vec[np.flatnonzero(n_chunks >= cert.config["min_chunks"])]
+    n_bins = len(cert.edges) + 1
+    all_k = np.zeros(n_bins)
+    for i in range(0, len(V), 1024):
+        K = V[i:i + 1024] @ V.T
+        later = np.arange(len(V))[None, :] > np.arange(i, i + len(K))[:, None]  # each unordered pair once
+        all_k += np.bincount(bin_of(K[later], cert.edges), minlength=n_bins)
+    sm = cert.summary
+    n_k = np.full(n_bins, sm["candidates"] / n_bins)  # the bins are equal-count quantiles of candidate kinship
+    pass_k = np.bincount(cert.pairs["kinship_bin"], minlength=n_bins)
+    predicted = float((n_k * pass_k / np.maximum(all_k, 1)).sum())
+    rows = [[k, f"{cert.edges[k - 1]:.3f}" if k else "-inf", int(all_k[k]), f"{n_k[k] / max(all_k[k], 1):.4f}",
+             int(pass_k[k])] for k in range(n_bins)]
+    print_table(["bin", "kinship from", "population pairs", "candidates / pairs", "passes"], rows)
+    print(f"target passes {sm['target_passes']}, placebo mean {sm['placebo_mean']:.1f}, "
+          f"predicted from candidate density {predicted:.1f}")
+    if args.json:
+        write_json(args.json, {"index": str(args.index), "target_passes": sm["target_passes"],
+                               "placebo_mean": sm["placebo_mean"], "predicted_placebo": predicted,
+                               "candidates": sm["candidates"], "population_pairs_by_bin": all_k.tolist(),
+                               "passes_by_bin": pass_k.tolist()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
