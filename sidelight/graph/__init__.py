@@ -13,8 +13,8 @@ from .relation import Activation, RelationHit, activate, edge_shares, spread, tr
 from .store import EdgeRef, Graph, OutEdges
 
 __all__ = [
-    "EdgeRef", "Graph", "OutEdges", "PPRGraph",
-    "RelationHit", "RewireReport", "degree_scores", "edge_shares", "empty_graph",
+    "Activation", "EdgeRef", "Graph", "OutEdges", "PPRGraph",
+    "RelationHit", "RewireReport", "activate", "degree_scores", "edge_shares", "empty_graph",
     "maxnorm", "ppr_boost", "ppr_vector", "rewire", "seed_distribution", "select_seeds", "spread",
     "stored_direction", "trace_hits",
 ]
