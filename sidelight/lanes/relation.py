@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..graph.relation import trace_hits
-from ..methods.relation import RELATION_DEFAULTS, SEED_RULE, RelationRanking, relation_rank, relation_seeds
+from ..methods.relation import SEED_RULE, RelationRanking, relation_rank, relation_seeds
 from ..results import Hit
 
 if TYPE_CHECKING:
     from ..index import Index
 
-__all__ = ["RELATION_DEFAULTS", "SEED_RULE", "relation_hits", "relation_params", "relation_rank", "relation_seeds",
+__all__ = ["SEED_RULE", "relation_hits", "relation_params", "relation_rank", "relation_seeds",
            "trace_rows"]
 
 

@@ -210,7 +210,7 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
         cue, cue_tokens = preferred[0]
     used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
     residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
-    ranked: list[tuple[float, int, int, NameMatch]] = []
+    ranked: list[tuple[int, float, int, int, NameMatch]] = []  # (cued first, -prior, id rank, position, match)
     for m in matches:
         for p in m.positions:
             first = 0 if m is cued else 1  # the anchor the relation wording names comes first
