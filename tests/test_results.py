@@ -13,13 +13,20 @@ from sidelight.index import Index
 from sidelight.results import Hit, Results, Run, trec_line
 
 
-@pytest.mark.parametrize("method", ["bm25", "tfidf"])
-def test_search_many_equals_one_search_per_query(scifact_index, scifact_test, method):
+@pytest.mark.parametrize("method,threads", [("bm25", 1), ("tfidf", 1), ("bm25", 3), ("bm25+ppr", 2)])
+def test_search_many_equals_one_search_per_query(scifact_index, scifact_test, method, threads):
     queries, _ = scifact_test
-    run = scifact_index.search_many(queries, 10, method)
-    assert list(run) == list(queries) and len(run) == 300
+    if method == "bm25+ppr":
+        queries = dict(list(queries.items())[:40])
+    run = scifact_index.search_many(queries, 10, method, threads=threads)
+    assert list(run) == list(queries) and len(run) == len(queries)
     for qid, text in queries.items():
         assert run[qid] == scifact_index.search(text, method, 10)
+
+
+def test_search_many_refuses_no_threads(scifact_index):
+    with pytest.raises(sidelight.errors.InputError, match="threads must be >= 1"):
+        scifact_index.search_many(["x"], threads=0)
 
 
 def test_run_evaluates_like_ranx_and_round_trips_through_trec(scifact_index, scifact_test, tmp_path):

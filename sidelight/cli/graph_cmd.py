@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import InputError
 from ..index import Index
-from ..serve.budget import MAX_BUDGET_MS
-from ..serve.engine import Service
 from ..serve.validate import ApiError
 from .args import add_json, add_top_k, check_top_k
 from .output import console, fmt, parse_params, print_json, table
+
+if TYPE_CHECKING:
+    from ..serve.engine import Service
 
 CLI_MAX_LIMIT = 10_000  # hits per lane a local user may ask for (HTTP keeps its own, smaller cap)
 DENSE_WAIT_S = 300.0  # a CLI call waits this long for the dense query model before answering without it
@@ -50,15 +53,19 @@ def render_parts(parts: dict) -> str:
     return " ".join(f"{k} {v:.2g}" for k, v in parts.items() if v) or "-"
 
 
-def cli_service(index: Index) -> Service:
+def cli_service(index: Index) -> "Service":
     """The service every interface uses, for one CLI call: logged as "cli", no per-lane cap beyond sanity,
     and the dense query model loaded before the call (a CLI call waits for it instead of falling back)."""
+    from ..serve.engine import Service  # the server's code loads only for the commands that use it
+
     service = Service(index, interface="cli", max_limit=CLI_MAX_LIMIT).start()
     service.wait_dense(DENSE_WAIT_S)
     return service
 
 
 def run_channels(args: argparse.Namespace) -> int:
+    from ..serve.budget import MAX_BUDGET_MS
+
     k = check_top_k(args)
     service = cli_service(Index.load(args.index))
     try:
@@ -108,6 +115,8 @@ def print_channels(envelope: dict) -> None:
 
 
 def run_feedback(args: argparse.Namespace) -> int:
+    from ..serve.engine import Service
+
     service = Service(Index.load(args.index), interface="cli")
     try:
         res = service.feedback(args.trace, args.node)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import IndexFormatError, InputError
 from ..index import Index, store
+from ..index.index import warm_kernels
 from .args import add_json, add_top_k, check_top_k
 from .output import console, print_json, table
 
@@ -98,6 +99,7 @@ def _service(args, interface: str):
 
     try:
         index = Index.load(args.index)
+        warm_kernels()  # a server takes its start-up cost before the first request, not during it
         return Service(index, interface=interface, lab_dir=getattr(args, "lab", None),
                        default_budget_ms=getattr(args, "budget_ms", None) or DEFAULT_BUDGET_MS)
     except sqlite3.DatabaseError as exc:

@@ -6,6 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Sequence
 
 from ..errors import InputError
 
@@ -43,15 +44,22 @@ class Corpus:
     `title_weight` is how many times the title is repeated before the text when indexing
     (Carrier repeats a dictionary name twice; BEIR papers use title once); `alias_weight` how
     many times the aliases follow it (0: aliases are not indexed, the default).
+
+    `records` and `edges` are lists, or any sequence (an opened index reads them from disk by
+    position). `checked` says they were validated before (an opened index): ids are then not
+    checked again, and a sequence that carries an `ids` column gives `ids` without parsing records.
     """
 
     name: str
-    records: list[Record]
-    edges: list[Edge] = field(default_factory=list)
+    records: Sequence[Record]
+    edges: Sequence[Edge] = field(default_factory=list)
     title_weight: int = 1
     alias_weight: int = 0
+    checked: bool = field(default=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.checked:
+            return
         seen: set[str] = set()
         for r in self.records:
             if r.id in seen:
@@ -70,11 +78,12 @@ class Corpus:
     @cached_property
     def position(self) -> dict[str, int]:
         """Record id -> row number."""
-        return {r.id: i for i, r in enumerate(self.records)}
+        return {rid: i for i, rid in enumerate(self.ids)}
 
     @property
     def ids(self) -> list[str]:
-        return [r.id for r in self.records]
+        column = getattr(self.records, "ids", None)
+        return column.tolist() if column is not None else [r.id for r in self.records]
 
     def indexed_text(self, record: Record, title_weight: int | None = None) -> str:
         """The text BM25 and the embedder see: the title `title_weight` times, the aliases

@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from ..errors import InputError
 from .store import Graph
@@ -61,6 +60,8 @@ def _symmetric(n: int, u: np.ndarray, v: np.ndarray) -> sp.csr_matrix:
 def _components(m: sp.csr_matrix) -> tuple[int, int]:
     if m.shape[0] == 0:
         return 0, 0
+    from scipy.sparse.csgraph import connected_components  # slow to import; most lanes never need it
+
     k, labels = connected_components(m, directed=False)
     return int(k), int(np.bincount(labels).max())
 

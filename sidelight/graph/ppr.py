@@ -174,7 +174,7 @@ def _walk(lay: _Layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, ite
     """`iterations` steps of p <- alpha*s + (1-alpha)*(P^T p + dangling_mass*s) on the relabelled
     layout (ids, seeds and p relabelled); appends sum(p) in original order to `masses` if given."""
     beta = 1.0 - alpha
-    if ppr_kernel.enabled():
+    if ppr_kernel.use():
         if masses is None:
             return ppr_kernel.walk(lay, seeds, s_vals, alpha, beta, iterations, p)
         for _ in range(iterations):

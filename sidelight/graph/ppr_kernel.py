@@ -33,7 +33,7 @@ import types
 
 import numpy as np
 
-from ..structures.kernels import choose_backend
+from ..structures.kernels import Gate, choose_backend
 
 BACKEND, REASON = choose_backend()
 
@@ -53,6 +53,9 @@ def enabled() -> bool:
             BACKEND, REASON = "numpy", f"numba ppr kernel unavailable: {exc!r}"
             return False
     return True
+
+
+use = Gate(enabled, lambda: _K is not None)  # what `ppr.py` calls (see `Gate`)
 
 
 def walk(layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, beta: float, iterations: int,

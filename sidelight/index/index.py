@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import sys
 import tempfile
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import (
@@ -24,20 +24,22 @@ from typing import (
 
 import numpy as np
 
-from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError, InputError
 from ..feedback.state import StateStore
+from ..graph import ppr_kernel
 from ..graph.ppr import PPRGraph
 from ..graph.store import Graph
 from ..progress import progress_bar
 from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
+from ..structures import kernels
 from ..structures.dense import DenseStore
 from ..structures.lexical import BM25Params, LexicalIndex
 from ..structures.ranking import Ranking
 from ..text import TokenizerConfig
 from . import store
+from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 
 if TYPE_CHECKING:
     from ..methods import Method
@@ -64,7 +66,8 @@ class Index:
     """
 
     def __init__(self, corpus: Corpus, lexical: LexicalIndex, path: Path | None = None,
-                 manifest: dict | None = None, dense: DenseStore | None = None, graph: Graph | None = None):
+                 manifest: dict | None = None, dense: DenseStore | None = None, graph: Graph | None = None,
+                 id_rank: np.ndarray | None = None):
         self.corpus = corpus
         self.lexical = lexical
         self.dense = dense
@@ -73,17 +76,31 @@ class Index:
         self._state: StateStore | None = None
         self._state_is_temp = False
         self.stamp = store.generation_stamp(self.path) if self.path else None  # see `changed_on_disk`
-        self._refresh(graph)
+        self._refresh(graph, id_rank)
 
-    def _refresh(self, graph: Graph | None = None) -> None:
-        ids = self.corpus.ids
-        self.ids = np.asarray(ids, dtype=object)
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        self.id_rank = np.empty(len(ids), dtype=np.int64)
-        self.id_rank[order] = np.arange(len(ids))  # position of each record in ascending-id order
+    def _refresh(self, graph: Graph | None = None, id_rank: np.ndarray | None = None) -> None:
+        self._ids: np.ndarray | None = None
+        self._id_column: Sequence[str] | None = getattr(self.corpus.records, "ids", None)
+        self._titles: Sequence[str] | None = getattr(self.corpus.records, "titles", None)
+        # position of each record in ascending-id order (an opened index stores it)
+        self.id_rank = id_rank if id_rank is not None else _id_rank(self.corpus.ids)
         self.graph = graph if graph is not None else Graph.from_corpus(self.corpus)
         self._ppr_graph: PPRGraph | None = None
         self._memo: dict[str, tuple[Hashable, Any]] = {}
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Record ids by position (an object array, built on first use)."""
+        if self._ids is None:
+            self._ids = np.asarray(self.corpus.ids, dtype=object)
+        return self._ids
+
+    @property
+    def titles(self) -> Sequence[str]:
+        """Record titles by position (an opened index reads them from a column, one at a time)."""
+        if self._titles is None:
+            self._titles = [r.title for r in self.corpus.records]
+        return self._titles
 
     def memo(self, name: str, key: Hashable, build: Callable[[], T]) -> T:
         """Derived data kept with this index: one value per `name`, rebuilt when `key` changes.
@@ -168,15 +185,9 @@ class Index:
         return path
 
     def _write_generation(self, tmp: Path) -> None:
-        with open(tmp / "records.jsonl", "w", encoding="utf-8") as f:
-            for r in self.corpus.records:
-                f.write(json.dumps({"id": r.id, "title": r.title, "text": r.text,
-                                    "metadata": r.metadata, "aliases": list(r.aliases)}, ensure_ascii=False))
-                f.write("\n")
-        with open(tmp / "edges.jsonl", "w", encoding="utf-8") as f:
-            for e in self.corpus.edges:
-                row = [e.source, e.target, e.type, e.weight] + ([e.context] if e.context else [])
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        write_records(tmp, self.corpus.records)
+        write_edges(tmp, self.corpus.edges)
+        np.save(tmp / "id_rank.npy", np.asarray(self.id_rank, dtype=np.int64), allow_pickle=False)
         lexical = self.lexical.save(tmp / "lexical")
         dense = self.dense.save(tmp / "dense") if self.dense is not None else None
         self.graph.save(tmp / "graph")
@@ -204,13 +215,17 @@ class Index:
         path = Path(path)
         store.current_generation(path)  # a clear error for a folder that is not an index
         with writer_lock(path):
-            index = cls.load(path)
+            index = cls.load(path, verify=True)
             yield index
             index.save(path)
 
     @classmethod
-    def load(cls, path: Path, verify: bool = True) -> "Index":
-        """Open the current generation; a corrupt, partial or foreign folder is a clear IndexFormatError."""
+    def load(cls, path: Path, verify: bool = False) -> "Index":
+        """Open the current generation; a corrupt, partial or foreign folder is a clear IndexFormatError.
+
+        Opening memory-maps and parses nothing in bulk; it checks every file's size and head hash.
+        `verify` re-hashes every file in full (writers do; so does `sidelight check`).
+        """
         path = Path(path)
         if not path.is_dir():
             raise IndexFormatError(f"{path} is not a sidelight index (no such folder)" if not path.exists()
@@ -233,21 +248,26 @@ class Index:
         path = root / generation
         manifest = store.read_manifest(path, verify=verify)
         try:
-            records = [record_from_json(o, f"{path}/records.jsonl:{n}") for n, o in read_jsonl(path / "records.jsonl")]
-            edges = [Edge(*row) for row in _read_json_lines(path / "edges.jsonl")]
             c = manifest["corpus"]
-            corpus = Corpus(c["name"], records, edges, c["title_weight"], c.get("alias_weight", 0))
+            records = RecordFile(path)
+            if len(records) != c["records"]:
+                raise IndexFormatError(f"{path}: {len(records)} records, its manifest says {c['records']}")
+            corpus = Corpus(c["name"], records, EdgeFile(path / "edges.jsonl", c["edges"]), c["title_weight"],
+                            c.get("alias_weight", 0), checked=True)
             lexical = LexicalIndex.load(path / "lexical", manifest["lexical"], len(records))
             dense = DenseStore.load(path / "dense", len(records)) if "dense" in manifest else None
             graph = Graph.load(path / "graph", mmap=True)
-            if graph.n_nodes != len(records) or graph.n_edges != len(edges):
+            if graph.n_nodes != len(records) or graph.n_edges != c["edges"]:
                 raise IndexFormatError(f"{path}: graph has {graph.n_nodes} nodes / {graph.n_edges} edges "
-                                       f"for {len(records)} records / {len(edges)} edges")
+                                       f"for {len(records)} records / {c['edges']} edges")
+            id_rank = np.load(path / "id_rank.npy", mmap_mode="r", allow_pickle=False)
+            if id_rank.shape != (len(records),):
+                raise IndexFormatError(f"{path}: id_rank.npy does not fit {len(records)} records")
         except OSError as exc:
             raise IndexFormatError(f"{path}: cannot read the index ({exc.strerror or exc})") from exc
         except (KeyError, TypeError, ValueError, InputError) as exc:
             raise IndexFormatError(f"{path}: index contents do not fit its manifest ({exc})") from exc
-        return cls(corpus, lexical, root, manifest, dense, graph)
+        return cls(corpus, lexical, root, manifest, dense, graph, id_rank)
 
     # ---- incremental updates ----------------------------------------------------------------
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
@@ -256,8 +276,8 @@ class Index:
         dup = [r.id for r in records if r.id in known]
         if dup:
             raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
-        corpus = Corpus(self.corpus.name, self.corpus.records + list(records),
-                        self.corpus.edges + list(edges), self.corpus.title_weight, self.corpus.alias_weight)
+        corpus = Corpus(self.corpus.name, as_list(self.corpus.records) + list(records),
+                        as_list(self.corpus.edges) + list(edges), self.corpus.title_weight, self.corpus.alias_weight)
         texts = [corpus.indexed_text(r) for r in records]
         if self.dense is not None:
             self.dense.add(texts)
@@ -278,7 +298,7 @@ class Index:
             self.dense.delete(positions)
         self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
                              [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
-                             self.corpus.title_weight)
+                             self.corpus.title_weight, self.corpus.alias_weight)
         self._refresh()
 
     # ---- search -------------------------------------------------------------------------------
@@ -315,27 +335,38 @@ class Index:
         return self.memo(f"where {items}", None, build)
 
     def search_many(self, queries: Mapping[str, str] | Sequence[str], k: int = 10, method: "str | Method" = "bm25",
-                    progress: bool = False, where: Where | None = None, **params) -> Run:
+                    progress: bool = False, where: Where | None = None, threads: int = 1, **params) -> Run:
         """Top-k hits of one method for many queries, as a `Run` keyed by query id.
 
         `queries`: {query id: text}, or a list of texts (ids "0", "1", ...); `method`: a name (with
         `params`) or a `Method`. It is resolved once, and a dense method's queries are encoded in
-        batches; every query's hits equal `search`'s.
+        batches; every query's hits equal `search`'s. `threads` > 1 ranks queries in that many
+        threads (the numba kernels and numpy's large array operations release the GIL); the Run is
+        the same whatever the number of threads.
         """
-        from ..methods import get_method
+        from ..methods import available_methods, get_method, method_spec
 
+        if threads < 1:
+            raise InputError(f"threads must be >= 1, got {threads}")
         if not isinstance(queries, Mapping):
             queries = {str(i): q for i, q in enumerate(queries)}
-        from ..methods import available_methods, method_spec
-
         m = get_method(method, **params) if isinstance(method, str) else method
         needs_dense = (self.dense is not None and m.name in available_methods()
                        and "dense" in method_spec(m.name).needs)
-        out = {}
+        if len(queries) > kernels.WARM_AFTER:
+            warm_kernels()
+
+        def one(text: str) -> Results:
+            return self.results(self.rank(m, text, k, where), text, m.name)
+
         with (self.dense.batched_queries(list(queries.values())) if needs_dense else nullcontext()), \
-                progress_bar(len(queries), f"{m.name} queries", progress) as advance:
-            for qid, text in queries.items():
-                out[qid] = self.results(self.rank(m, text, k, where), text, m.name)
+                progress_bar(len(queries), f"{m.name} queries", progress) as advance, \
+                (ThreadPoolExecutor(threads, thread_name_prefix="sidelight-search") if threads > 1
+                 else nullcontext()) as pool:
+            answers = pool.map(one, queries.values()) if pool is not None else map(one, queries.values())
+            out = {}
+            for qid, res in zip(queries, answers):
+                out[qid] = res
                 advance(1)
         return Run(out, m.name, name=m.name)
 
@@ -352,9 +383,16 @@ class Index:
 
     def hits(self, ranking, evidence: Sequence[Mapping] | None = None) -> list[Hit]:
         """`Hit`s of a `Ranking`, best first; `evidence[i]` is attached to the i-th hit when given."""
-        recs = self.corpus.records
-        return [Hit(recs[p].id, i + 1, float(s), recs[p].title, evidence[i] if evidence is not None else {})
+        ids, titles = self._id_column if self._id_column is not None else self.ids, self.titles
+        return [Hit(ids[p], i + 1, float(s), titles[p], evidence[i] if evidence is not None else {})
                 for i, (p, s) in enumerate(zip(ranking.positions, ranking.scores))]
+
+
+def warm_kernels() -> None:
+    """Load (or compile) the optional numba kernels now, so batch work and servers take them from the
+    first query on; a one-off query does not wait for them (see `sidelight.structures.kernels.Gate`)."""
+    kernels.enabled()
+    ppr_kernel.enabled()
 
 
 def _drop_temp_state(state: StateStore, folder: Path) -> None:
@@ -362,8 +400,9 @@ def _drop_temp_state(state: StateStore, folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _read_json_lines(path: Path):
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
+def _id_rank(ids: Sequence[str]) -> np.ndarray:
+    """rank[p]: where record p falls in ascending-id order (the tie-break of every ranking)."""
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids))
+    return rank

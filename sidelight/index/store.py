@@ -13,8 +13,12 @@ name, then replaces `index.json`: that one rename is the commit, so a crash at a
 the old generation or the new one current, never none. Because INDEX itself never moves, the
 state file a running server writes is the one every later generation uses. Writers (holding
 the lock) remove what dead writers left behind: temporary folders, generations that were never
-published, and generations older than the previous one. Every file's sha256 is in the
-generation's manifest; loading checks the format version and the hashes.
+published, and generations older than the previous one.
+
+Integrity: the generation's manifest keeps every file's size, the sha256 of its first 64 KiB
+(`heads`) and the sha256 of the whole file. Opening checks the format version, the sizes and the
+head hashes (cheap: a truncated, swapped or re-headed file is caught); writers and
+`sidelight check` re-hash every file in full.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from typing import Iterator
 from ..errors import IndexFormatError, InputError
 
 FORMAT = "sidelight-index"
-VERSION = 3  # 3: generations under a stable folder; 2: one folder swapped whole
+VERSION = 4  # 4: memory-mapped records, vocabulary and BM25 weights; 3: generations; 2: one folder swapped whole
+HEAD_BYTES = 1 << 16  # the part of each file whose hash the cheap check on open compares
 MANIFEST = "manifest.json"
 POINTER = "index.json"
 GEN_PREFIX = "gen-"
@@ -44,11 +49,15 @@ _GEN_RE = re.compile(rf"^{GEN_PREFIX}(\d{{6,}})$")
 OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", ".lock", ".lock.holder"}
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path, limit: int | None = None) -> str:
+    """sha256 of the file's bytes (of its first `limit` bytes when given)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+        if limit is not None:
+            h.update(f.read(limit))
+        else:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
     return h.hexdigest()
 
 
@@ -163,6 +172,8 @@ def recover(root: Path) -> list[str]:
             _remove(p)
             done.append(f"removed {p.name}, left by an interrupted write")
     gens = _generations(root)
+    if _pointer_version(root) is not None:  # an older format's index stays current until a new one is published
+        return done
     try:
         current = int(_GEN_RE.match(current_generation(root)).group(1))
     except IndexFormatError:
@@ -186,6 +197,16 @@ def recover(root: Path) -> list[str]:
         for p in older[: max(0, len(older) - KEEP_PREVIOUS)]:
             _remove(p)
     return done
+
+
+def _pointer_version(root: Path) -> int | None:
+    """The format version of a readable sidelight pointer of another (older) version, else None."""
+    try:
+        pointer = json.loads((root / POINTER).read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    version = pointer.get("version") if isinstance(pointer, dict) and pointer.get("format") == FORMAT else None
+    return version if isinstance(version, int) and version < VERSION else None
 
 
 @contextlib.contextmanager
@@ -287,18 +308,21 @@ def _fsync_dir(folder: Path) -> None:
 
 # ---- manifests --------------------------------------------------------------------
 def write_manifest(folder: Path, body: dict) -> None:
-    """Hash every file in `folder` and write the manifest last."""
-    files = {}
+    """Hash every file in `folder` (whole and head) and write the manifest last."""
+    files, sizes, heads = {}, {}, {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder).as_posix()
         if path.is_file() and rel != MANIFEST:
             files[rel] = sha256_file(path)
-    manifest = {"format": FORMAT, "version": VERSION, **body, "files": files}
+            sizes[rel] = path.stat().st_size
+            heads[rel] = sha256_file(path, HEAD_BYTES)
+    manifest = {"format": FORMAT, "version": VERSION, **body, "files": files, "sizes": sizes, "heads": heads}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
 
 
 def read_manifest(folder: Path, verify: bool = True) -> dict:
-    """The manifest of a generation folder, after checking format, version and (optionally) hashes."""
+    """The manifest of a generation folder, after checking format, version, file sizes and head
+    hashes; with `verify`, every file's full sha256 too."""
     folder = Path(folder)
     path = folder / MANIFEST
     if not path.is_file():
@@ -315,14 +339,18 @@ def read_manifest(folder: Path, verify: bool = True) -> dict:
         raise IndexFormatError(
             f"{folder}: index format version {manifest.get('version')!r}, this sidelight reads {VERSION}; rebuild it"
         )
-    files = manifest.get("files", {})
-    if not isinstance(files, dict):
-        raise IndexFormatError(f"{path}: corrupt manifest ('files' is not an object)")
-    if verify:
-        for rel, digest in files.items():
-            f = folder / rel
-            if not f.is_file():
-                raise IndexFormatError(f"{folder}: missing file {rel}; the index is incomplete")
-            if sha256_file(f) != digest:
-                raise IndexFormatError(f"{folder}: {rel} does not match its recorded sha256; the index is corrupt")
+    files, sizes, heads = (manifest.get(key, {}) for key in ("files", "sizes", "heads"))
+    if not all(isinstance(x, dict) for x in (files, sizes, heads)) or set(sizes) != set(files) or set(heads) != set(files):
+        raise IndexFormatError(f"{path}: corrupt manifest (its file lists do not agree)")
+    for rel, digest in files.items():
+        f = folder / rel
+        try:
+            size = f.stat().st_size
+        except OSError:
+            raise IndexFormatError(f"{folder}: missing file {rel}; the index is incomplete") from None
+        if size != sizes[rel]:
+            raise IndexFormatError(f"{folder}: {rel} has {size} bytes, its manifest says {sizes[rel]}; the index "
+                                   f"is corrupt")
+        if sha256_file(f, HEAD_BYTES) != heads[rel] or (verify and sha256_file(f) != digest):
+            raise IndexFormatError(f"{folder}: {rel} does not match its recorded sha256; the index is corrupt")
     return manifest

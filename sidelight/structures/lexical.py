@@ -7,7 +7,6 @@ them (O(nnz)), so adding or deleting records updates N, avgdl and df and stays e
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import IndexFormatError, InputError
+from ..store.column import StringColumn, sorted_position, write_column
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels
 from .ranking import Ranking, select_top, top_k
@@ -60,10 +60,12 @@ class LexicalIndex:
                  params: BM25Params = BM25Params()):
         self.tokenizer_config = tokenizer_config
         self.tokenizer = Tokenizer(tokenizer_config)
-        self.vocab = list(vocab)
-        self.term_id = {t: i for i, t in enumerate(self.vocab)}
-        self.tf = tf.tocsr().astype(np.float64)
         self.params = params
+        self._vocab: list[str] | None = list(vocab)
+        self._term_id: dict[str, int] | None = None
+        self._sorted_vocab: tuple[StringColumn, np.ndarray] | None = None  # an opened index's vocabulary
+        self._tf: sp.csr_matrix | None = tf.tocsr().astype(np.float64)
+        self._tf_files: tuple[np.ndarray, ...] | None = None
         self._derive()
 
     # ---- building -------------------------------------------------------------------------
@@ -76,45 +78,106 @@ class LexicalIndex:
         tf = _count(texts, tokenizer, vocab, progress)
         return cls(tokenizer_config, list(vocab), tf, params)
 
+    # ---- the vocabulary and the term counts (built in memory, or read from an opened index) -----
+    @property
+    def vocab(self) -> list[str]:
+        """Terms in term-id order (an opened index decodes them on first use)."""
+        if self._vocab is None:
+            terms, ids = self._sorted_vocab
+            vocab = [""] * len(ids)
+            for t, i in zip(terms.tolist(), ids.tolist()):
+                vocab[i] = t
+            self._vocab = vocab
+        return self._vocab
+
+    @property
+    def n_terms(self) -> int:
+        return len(self._vocab) if self._vocab is not None else len(self._sorted_vocab[1])
+
+    @property
+    def term_id(self) -> dict[str, int]:
+        """Term -> term id (built on first use; queries look terms up without it)."""
+        if self._term_id is None:
+            self._term_id = {t: i for i, t in enumerate(self.vocab)}
+        return self._term_id
+
+    def find_term(self, term: str) -> int | None:
+        """The id of `term`, or None: a dict lookup, or a binary search in an opened index's sorted vocabulary."""
+        if self._term_id is not None or self._sorted_vocab is None:
+            return self.term_id.get(term)
+        terms, ids = self._sorted_vocab
+        at = sorted_position(terms, term.encode("utf-8"))
+        return int(ids[at]) if at >= 0 else None
+
+    @property
+    def tf(self) -> sp.csr_matrix:
+        """Raw term counts (CSR, float64), the stored truth; an opened index converts them on first use."""
+        if self._tf is None:
+            data, indices, indptr = self._tf_files
+            self._tf = sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(self.n_docs, self.n_terms))
+        return self._tf
+
     # ---- saving and loading -----------------------------------------------------------------
     def save(self, folder: Path) -> dict:
-        """Term counts (int32 CSR arrays), vocabulary; returns the settings a manifest keeps."""
+        """Term counts (the truth), the BM25 weights and pruning bounds derived from them, and the
+        vocabulary as a sorted string column, so that opening memory-maps and computes nothing."""
         folder.mkdir()
-        tf = self.tf
-        for name, array in (("tf_data", tf.data.astype(np.int32)), ("tf_indices", tf.indices.astype(np.int32)),
-                            ("tf_indptr", tf.indptr.astype(np.int64))):
+        tf, w = self.tf, self.bm25
+        arrays = {"tf_data": tf.data.astype(np.int32), "tf_indices": tf.indices, "tf_indptr": tf.indptr,
+                  "bm25_data": w.data, "bm25_indices": w.indices, "bm25_indptr": w.indptr,
+                  "doc_len": self.doc_len, "df": self.df, "ub": self._ub, "dense_row": self._dense_row,
+                  "dense": self._dense}
+        for name, array in arrays.items():
             np.save(folder / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-        (folder / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False))
-        return {"tokenizer": self.tokenizer_config.to_dict(), "bm25": self.params.to_dict(), "terms": len(self.vocab)}
+        order = sorted(range(self.n_terms), key=lambda i: self.vocab[i].encode("utf-8"))
+        write_column(folder, "vocab", (self.vocab[i] for i in order))
+        np.save(folder / "vocab_ids.npy", np.asarray(order, dtype=np.int64), allow_pickle=False)
+        return {"tokenizer": self.tokenizer_config.to_dict(), "bm25": self.params.to_dict(), "terms": self.n_terms}
 
     @classmethod
     def load(cls, folder: Path, meta: dict, n_docs: int) -> "LexicalIndex":
-        """The index `save` wrote (memory-mapped arrays), checked against `n_docs` records."""
+        """The index `save` wrote, memory-mapped, checked against `n_docs` records."""
+        self = cls.__new__(cls)
+        self.tokenizer_config = TokenizerConfig.from_dict(meta["tokenizer"])
+        self.tokenizer = Tokenizer(self.tokenizer_config)
+        self.params = BM25Params(**meta["bm25"])
         try:
-            vocab = json.loads((folder / "vocab.json").read_text())
-            data, indices, indptr = (np.load(folder / f"{n}.npy", mmap_mode="r", allow_pickle=False)
-                                     for n in ("tf_data", "tf_indices", "tf_indptr"))
-            tf = sp.csr_matrix((data, indices, indptr), shape=(n_docs, len(vocab)))
+            a = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                 for name in ("tf_data", "tf_indices", "tf_indptr", "bm25_data", "bm25_indices", "bm25_indptr",
+                              "doc_len", "df", "ub", "dense_row", "dense", "vocab_ids")}
+            self._sorted_vocab = (StringColumn(folder, "vocab"), a["vocab_ids"])
+            n_terms = len(a["vocab_ids"])
+            self._vocab = self._term_id = self._tf = self._tfidf = None
+            self._tf_files = (a["tf_data"], a["tf_indices"], a["tf_indptr"])
+            self.n_docs = n_docs
+            self.doc_len, self.df, self._ub, self._dense_row, self._dense = (
+                a["doc_len"], a["df"], a["ub"], a["dense_row"], a["dense"])
+            self.avgdl = float(self.doc_len.mean()) if n_docs else 0.0
+            self.bm25 = sp.csc_matrix((a["bm25_data"], a["bm25_indices"], a["bm25_indptr"]),
+                                      shape=(n_docs, n_terms), copy=False)
+            if (len(self.doc_len) != n_docs or len(self.df) != n_terms or len(a["tf_indptr"]) != n_docs + 1
+                    or len(self._sorted_vocab[0]) != n_terms or meta.get("terms", n_terms) != n_terms):
+                raise ValueError(f"arrays do not fit {n_docs} records and {n_terms} terms")
         except (OSError, ValueError) as exc:
             raise IndexFormatError(f"{folder}: cannot read the lexical index ({exc})") from exc
-        return cls(TokenizerConfig.from_dict(meta["tokenizer"]), vocab, tf, BM25Params(**meta["bm25"]))
+        return self
 
     def add(self, texts: list[str]) -> None:
         """Append documents; vocabulary grows, global statistics are recomputed exactly."""
         vocab = dict(self.term_id)
         new = _count(texts, self.tokenizer, vocab, None)
-        old = self.tf
+        old = self.tf.copy()
         old.resize((old.shape[0], len(vocab)))
-        self.vocab = list(vocab)
-        self.term_id = vocab
-        self.tf = sp.vstack([old, new.astype(np.float64)], format="csr")
+        self._vocab, self._term_id, self._sorted_vocab = list(vocab), vocab, None
+        self._tf = sp.vstack([old, new.astype(np.float64)], format="csr")
         self._derive()
 
     def delete(self, positions: np.ndarray) -> None:
         """Remove documents by position; terms that no longer occur stay in the vocabulary with df 0."""
         keep = np.ones(self.tf.shape[0], dtype=bool)
         keep[positions] = False
-        self.tf = self.tf[keep]
+        self._vocab, self._sorted_vocab = self.vocab, None
+        self._tf = self.tf[keep]
         self._derive()
 
     # ---- derived statistics -----------------------------------------------------------------
@@ -195,8 +258,7 @@ class LexicalIndex:
         """Distinct known term ids of a query: repeated terms count once, unknown terms drop out."""
         if not query or not query.strip():
             raise InputError("empty query")
-        get = self.term_id.get
-        ids = [i for i in map(get, dict.fromkeys(self.tokenizer(query))) if i is not None]
+        ids = [i for i in map(self.find_term, dict.fromkeys(self.tokenizer(query))) if i is not None]
         return np.asarray(ids, dtype=np.int64)
 
     def bm25_scores(self, query: str) -> np.ndarray:
@@ -214,7 +276,7 @@ class LexicalIndex:
     def bm25_top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
         """Top-k BM25, positive scores only, ties by ascending id."""
         terms = self.query_terms(query)
-        if _kernels.enabled():  # compiled (numba): same scores, ranking and errors
+        if _kernels.use():  # compiled (numba): same scores, ranking and errors
             w = self.bm25
             if k is not None and k > 0 and self.n_docs >= _PRUNE_MIN_DOCS and len(terms):
                 return _kernels.bm25_top_pruned(w.indptr, w.indices, w.data, terms, self.n_docs, k, id_rank,
@@ -314,7 +376,7 @@ def _accumulate(weights: sp.csc_matrix, terms: np.ndarray, n: int,
     """
     indptr, indices, data = weights.indptr, weights.indices, weights.data
     terms = np.asarray(terms, dtype=np.int64)
-    if _kernels.enabled() and data.dtype == np.float64:  # the same additions in the same order
+    if _kernels.use() and data.dtype == np.float64:  # the same additions in the same order
         return _kernels.accumulate(indptr, indices, data, terms, n, factors)
     if len(terms) == 0:
         return np.zeros(n, dtype=np.float64)

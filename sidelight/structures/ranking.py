@@ -33,7 +33,7 @@ def top_k(scores: np.ndarray, k: int | None, id_rank: np.ndarray, positive_only:
 
     With `positive_only`, zero and negative scores are never ranked (no artificial tails).
     """
-    if (positive_only and _kernels.enabled() and scores.dtype == np.float64
+    if (positive_only and _kernels.use() and scores.dtype == np.float64
             and scores.ndim == 1):  # one compiled pass plus a bounded heap; same ranking and errors
         return _kernels.top_dense(scores, k, id_rank)
     if not np.isfinite(np.add.reduce(scores, dtype=np.float64)):  # one pass; exact check on doubt

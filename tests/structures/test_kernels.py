@@ -93,6 +93,14 @@ def test_environment_switch_forces_numpy():
     assert out.stdout.split() == ["numpy", "False"]
 
 
+def test_a_one_off_process_takes_the_reference_path_until_it_has_asked_enough():
+    code = ("from sidelight.structures import kernels as k; first = [k.use() for _ in range(k.WARM_AFTER)]; "
+            "print(any(first), k._K is None, k.use(), k.BACKEND)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    compiled = str(kernels.BACKEND == "numba")
+    assert out == ["False", "True", compiled, kernels.BACKEND]
+
+
 def test_scifact_paths_agree(backend, scifact_index, scifact_test):
     queries = list(scifact_test[0].values())[:40]
     _check(scifact_index.lexical, queries, scifact_index.id_rank)

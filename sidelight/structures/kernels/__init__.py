@@ -28,6 +28,7 @@ import importlib.util
 import os
 import threading
 import types
+from typing import Callable
 
 import numpy as np
 
@@ -46,6 +47,24 @@ def choose_backend() -> tuple[str, str]:
 
 
 BACKEND, REASON = choose_backend()
+WARM_AFTER = 8  # calls a process makes on the reference path before it pays numba's start-up
+
+
+class Gate:
+    """When the lanes take compiled kernels: at once if they are compiled, else only once the
+    process has asked `WARM_AFTER` times. Loading numba and its cached kernels costs about half a
+    second, more than a one-off query (a CLI call) takes on the numpy path, which gives the same
+    scores and rankings bit for bit; batch work (`search_many`), servers and benchmarks call
+    `enabled()` up front instead."""
+
+    def __init__(self, enabled: Callable[[], bool], compiled: Callable[[], bool]):
+        self._enabled, self._compiled, self._asked = enabled, compiled, 0
+
+    def __call__(self) -> bool:
+        if self._compiled():
+            return True
+        self._asked += 1  # unlocked: a lost increment only delays the compile by a call
+        return self._asked > WARM_AFTER and self._enabled()
 
 _K = None  # the compiled kernels (a namespace), built on first use
 _LOCK = threading.Lock()
@@ -65,6 +84,9 @@ def enabled() -> bool:
             BACKEND, REASON = "numpy", f"numba kernels unavailable: {exc!r}"
             return False
     return True
+
+
+use = Gate(enabled, lambda: _K is not None)  # what the lanes call
 
 
 # ---- entry points (callers check `enabled()` first) -------------------------------------------

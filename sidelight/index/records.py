@@ -1,0 +1,122 @@
+"""Records and edges of an index generation, read by position instead of parsed on open.
+
+    records.jsonl      one JSON object per record, in corpus order (readable by any tool)
+    records.off.npy    int64 byte offset of each line, plus the file's size
+    ids.*, titles.*    string columns (`sidelight.store.column`): what a ranked hit shows
+    edges.jsonl        one JSON array per edge: [source, target, type, weight(, context)]
+
+Opening maps the offset tables; a record is parsed when it is read, the edges when the first one
+is. Both were checked when the index was built, so reading them again checks only their shape.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..corpus.model import Edge, Record
+from ..errors import IndexFormatError
+from ..store.column import StringColumn, write_column
+
+
+def write_records(folder: Path, records: Iterable[Record]) -> None:
+    """`records.jsonl` with its offset table, and the id and title columns."""
+    offsets, ids, titles = [0], [], []
+    with open(folder / "records.jsonl", "wb") as f:
+        for r in records:
+            line = json.dumps({"id": r.id, "title": r.title, "text": r.text, "metadata": r.metadata,
+                               "aliases": list(r.aliases)}, ensure_ascii=False).encode("utf-8") + b"\n"
+            f.write(line)
+            offsets.append(offsets[-1] + len(line))
+            ids.append(r.id)
+            titles.append(r.title)
+    np.save(folder / "records.off.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False)
+    write_column(folder, "ids", ids)
+    write_column(folder, "titles", titles)
+
+
+def write_edges(folder: Path, edges: Iterable[Edge]) -> None:
+    with open(folder / "edges.jsonl", "w", encoding="utf-8") as f:
+        for e in edges:
+            row = [e.source, e.target, e.type, e.weight] + ([e.context] if e.context else [])
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+class RecordFile(Sequence[Record]):
+    """The records of a generation folder: `len` and `ids`/`titles` without parsing, `[i]` parses one line."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / "records.jsonl"
+        try:
+            self._off = np.load(folder / "records.off.npy", mmap_mode="r", allow_pickle=False)
+            size = self.path.stat().st_size
+            self._data = np.memmap(self.path, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
+        except (OSError, ValueError) as exc:
+            raise IndexFormatError(f"{folder}: cannot read the records ({exc})") from exc
+        self.ids = StringColumn(folder, "ids")
+        self.titles = StringColumn(folder, "titles")
+        if len(self._off) == 0 or int(self._off[-1]) != size or not len(self.ids) == len(self.titles) == len(self):
+            raise IndexFormatError(f"{folder}: records.jsonl, its offsets and the id/title columns do not agree")
+
+    def __len__(self) -> int:
+        return len(self._off) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._parse(self._data[self._off[i]:self._off[i + 1]].tobytes(), i)
+
+    def __iter__(self) -> Iterator[Record]:
+        with open(self.path, "rb") as f:
+            for i, line in enumerate(f):
+                yield self._parse(line, i)
+
+    def _parse(self, line: bytes, i: int) -> Record:
+        try:
+            o = json.loads(line)
+            return Record(o["id"], o["title"], o["text"], o["metadata"], tuple(o["aliases"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise IndexFormatError(f"{self.path}:{i + 1}: corrupt record ({exc})") from exc
+
+
+class EdgeFile(Sequence[Edge]):
+    """The edges of a generation folder: `len` from the manifest, parsed on first access."""
+
+    def __init__(self, path: Path, count: int):
+        self.path, self._count, self._edges = path, count, None
+
+    def _load(self) -> list[Edge]:
+        if self._edges is None:
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    edges = [Edge(*json.loads(line)) for line in f if line.strip()]
+            except (OSError, ValueError, TypeError) as exc:
+                raise IndexFormatError(f"{self.path}: cannot read the edges ({exc})") from exc
+            if len(edges) != self._count:
+                raise IndexFormatError(f"{self.path}: {len(edges)} edges, its manifest says {self._count}")
+            self._edges = edges
+        return self._edges
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i):
+        return self._load()[i]
+
+    def __iter__(self) -> Iterator[Edge]:
+        return iter(self._load())
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+
+def as_list(items: Sequence) -> list:
+    """A plain list of a corpus's records or edges (for building a changed corpus)."""
+    return items if isinstance(items, list) else list(items)
