@@ -1,20 +1,31 @@
 """Lexical speed and memory: sidelight against bm25s (numpy and numba), rank_bm25 and tantivy.
 
-    python bench/lexical.py [--json OUT] [--quick] [--rounds N]
+    python bench/lexical.py [--json OUT] [--quick] [--rounds N] [--corpora scifact,scifact-x20,scifact-x200]
 
 Every (system, corpus) pair runs in its own fresh child process (`--child SYSTEM CORPUS`), one
 thread each (NUMBA/OMP/MKL/OPENBLAS/RAYON_NUM_THREADS=1), so peak memory (VmHWM) is that
 system's alone (plus the corpus texts and the interpreter, the same for all). The order of the
 systems is rotated every round; the table shows medians over rounds, as ratios to bm25s.
 
-Corpora: SciFact (BEIR, 5,183 docs) and "scifact-x20" (103,660 docs): all SciFact document
-tokens (lowercase ASCII alphanumerics of title + text) are pooled; for each of 20 copies the
-pool is shuffled with numpy's default_rng(SEED) and cut into documents of the original lengths,
-in corpus order. So every copy has SciFact's exact token counts and document lengths, but words
-land in documents at random. Cached under the sidelight cache dir.
+Corpora: SciFact (BEIR, 5,183 docs), "scifact-x20" (103,660 docs) and "scifact-x200"
+(1,036,600 docs): all SciFact document tokens (lowercase ASCII alphanumerics of title + text)
+are pooled; for each of 20 (200) copies the pool is shuffled with numpy's default_rng(SEED) and
+cut into documents of the original lengths, in corpus order (the first 20 copies of x200 are
+x20). So every copy has SciFact's exact token counts and document lengths, but words land in
+documents at random. Cached under the sidelight cache dir.
 
-Queries: the 300 SciFact test queries for both corpora, one at a time, raw string to top-10,
-tokenization included; 5 untimed warm-up queries first (numba compiles then). Everyone gets
+sidelight builds a whole index folder on disk (`Index.write`: records, postings in blocks, BM25
+weights, graph, manifest with hashes), then opens it (`Index.load`, memory-mapped) in the same
+child and answers from the mapped files: `build_s` and `build_mb` (peak memory when the build
+is done) are the write's; `open_ms` and `first_ms` the open and the first query after it;
+`disk_mb` the folder's size; `qps_threads` (every system) is the same
+queries from 2 Python threads; on scifact-x200,
+`exact` counts queries whose pruned top-10 equals exhaustive scoring (`bm25_scores` + `top_k`).
+The peers build in RAM (tantivy: `Index(schema)` without a path) and keep no records.
+
+Queries: the 300 SciFact test queries for every corpus, one at a time, raw string to top-10,
+tokenization included, timed over 10 / 3 / 1 passes (scifact / x20 / x200); 5 untimed warm-up
+queries first (numba compiles then). Everyone gets
 the same tokens: lowercase ASCII alphanumerics, no stemming, no stop words, k1=1.2, b=0.75;
 query terms count once. bm25s: token lists (method "lucene", same ranking as sidelight's
 default "robertson"); rank_bm25: BM25Okapi on token lists (its idf differs, speed only);
@@ -39,12 +50,16 @@ sys.path.insert(0, str(HERE.parent))
 from _common import median, now, peak_mb, print_table, run_child, write_json  # noqa: E402
 
 SYSTEMS = ["sidelight", "bm25s", "bm25s-numba", "rank_bm25", "tantivy"]
-CORPORA = ["scifact", "scifact-x20"]
+CORPORA = ["scifact", "scifact-x20", "scifact-x200"]
 SEED = 20240611
-COPIES = 20
+COPIES = {"scifact-x20": 20, "scifact-x200": 200}
+N_DOCS = {"scifact": "5,183", "scifact-x20": "103,660", "scifact-x200": "1,036,600"}
 K = 10
 WARMUP = 5
 RANK_BM25_CAP = {"scifact": None, "scifact-x20": 20}  # rank_bm25 scans every document per term
+REPEAT = {"scifact": 10, "scifact-x20": 3, "scifact-x200": 1}  # timed passes over the 300 queries
+ON_X200 = ["sidelight", "bm25s-numba", "tantivy"]  # the others take too long for a far-off reference
+AS_LIMIT = 22 << 30  # address-space cap of a scifact-x200 child: a peer that needs more fails in its row
 TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -72,17 +87,17 @@ def test_queries() -> list[str]:
     return list(beir_split(dataset_path("scifact"), "test")[0].values())
 
 
-def x20_path() -> Path:
+def copies_path(name: str) -> Path:
     from sidelight.config import cache_dir
 
-    return cache_dir() / "bench" / f"scifact-x{COPIES}-seed{SEED}.tsv"
+    return cache_dir() / "bench" / f"scifact-x{COPIES[name]}-seed{SEED}.tsv"
 
 
-def make_x20() -> Path:
-    """Build (once) the reshuffled 20x corpus described in the module docstring."""
+def make_copies(name: str) -> Path:
+    """Build (once) a reshuffled corpus described in the module docstring."""
     import numpy as np
 
-    path = x20_path()
+    path = copies_path(name)
     if path.exists():
         return path
     ids, texts = scifact_texts()
@@ -97,7 +112,7 @@ def make_x20() -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="ascii") as f:
-        for c in range(COPIES):
+        for c in range(COPIES[name]):
             for doc_id, chunk in zip(ids, np.split(vocab[rng.permutation(pool)], cuts)):
                 f.write(f"{doc_id}#{c}\t{' '.join(chunk.tolist())}\n")
     os.replace(tmp, path)
@@ -108,7 +123,7 @@ def load_corpus(name: str) -> tuple[list[str], list[str]]:
     if name == "scifact":
         return scifact_texts()
     ids, texts = [], []
-    with open(x20_path(), encoding="ascii") as f:
+    with open(copies_path(name), encoding="ascii") as f:
         for line in f:
             i, t = line.rstrip("\n").split("\t", 1)
             ids.append(i)
@@ -116,17 +131,57 @@ def load_corpus(name: str) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
+def qps_threads(search, queries: list[str], threads: int = 2) -> float:
+    """Queries per second of `search` called from `threads` Python threads (one query per call)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        t0 = now()
+        list(pool.map(search, queries))
+        return len(queries) / (now() - t0)
+
+
 # ---- systems: build(ids, texts) -> search(query) -> top-10 positions ----------------------------
 def build_sidelight(ids, texts):
+    import tempfile
+
     from sidelight.corpus import Corpus, Record
     from sidelight.index import Index
+    from sidelight.index.index import warm_kernels
 
     corpus = Corpus("bench", [Record(i, "", t) for i, t in zip(ids, texts)])
+    folder = Path(tempfile.mkdtemp(prefix="sidelight-bench-")) / "idx"
     t0 = now()
-    index = Index.build(corpus, progress=False)
+    Index.write(corpus, folder, progress=False)
     built = now() - t0
+    extra = {"build_mb": peak_mb(), "disk_mb": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6}
+    del corpus
+    t0 = now()
+    index = Index.load(folder)
+    extra["open_ms"] = (now() - t0) * 1000
     lex, id_rank = index.lexical, index.id_rank
-    return built, lambda q: lex.bm25_top(q, K, id_rank).positions
+    t0 = now()
+    lex.bm25_top(test_queries()[0], K, id_rank)
+    extra["first_ms"] = (now() - t0) * 1000
+    warm_kernels()  # what a server or `search_many` does before its first query
+
+    def search(q):
+        return lex.bm25_top(q, K, id_rank).positions
+
+    def after(queries):  # untimed by the caller's loop: threads, exactness, clean-up
+        from sidelight.structures.ranking import top_k
+
+        extra["qps_threads"] = qps_threads(search, queries)
+        extra["exact"] = sum(
+            np.array_equal(lex.bm25_top(q, K, id_rank).positions, top_k(lex.bm25_scores(q), K, id_rank).positions)
+            for q in queries)
+        import shutil
+
+        shutil.rmtree(folder.parent, ignore_errors=True)
+
+    import numpy as np
+
+    return built, search, extra, after
 
 
 def _build_bm25s(backend):
@@ -142,7 +197,12 @@ def _build_bm25s(backend):
             docs, _ = ret.retrieve([query_tokens(q)], k=K, show_progress=False, n_threads=1)
             return docs[0]
 
-        return built, search
+        extra = {"build_mb": peak_mb()}
+
+        def after(queries):
+            extra["qps_threads"] = qps_threads(search, queries)
+
+        return built, search, extra, after
 
     return build
 
@@ -160,7 +220,7 @@ def build_rank_bm25(ids, texts):
         top = np.argpartition(-s, K)[:K]
         return top[np.argsort(-s[top], kind="stable")]
 
-    return built, search
+    return built, search, {"build_mb": peak_mb()}, None
 
 
 def build_tantivy(ids, texts):
@@ -184,7 +244,12 @@ def build_tantivy(ids, texts):
         query = index.parse_query(" ".join(query_tokens(q)), ["body"])
         return [addr for _, addr in searcher.search(query, K).hits]
 
-    return built, search
+    extra = {"build_mb": peak_mb()}
+
+    def after(queries):
+        extra["qps_threads"] = qps_threads(search, queries)
+
+    return built, search, extra, after
 
 
 BUILDERS = {"sidelight": build_sidelight, "bm25s": _build_bm25s("numpy"), "bm25s-numba": _build_bm25s("numba"),
@@ -192,19 +257,30 @@ BUILDERS = {"sidelight": build_sidelight, "bm25s": _build_bm25s("numpy"), "bm25s
 
 
 def child(system: str, corpus: str) -> dict:
+    if corpus == "scifact-x200":
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
     ids, texts = load_corpus(corpus)
     queries = test_queries()
-    cap = RANK_BM25_CAP[corpus] if system == "rank_bm25" else None
+    cap = RANK_BM25_CAP.get(corpus) if system == "rank_bm25" else None
     gc.collect()
-    built, search = BUILDERS[system](ids, texts)
+    try:
+        built, search, extra, after = BUILDERS[system](ids, texts)
+    except MemoryError:
+        return {"failed": f"ran out of its {AS_LIMIT >> 30} GB address space while building"}
+    del ids, texts
+    gc.collect()
     for q in queries[:WARMUP]:
         search(q)
-    timed = queries[:cap] if cap else queries
+    timed = queries[:cap] if cap else queries * REPEAT[corpus]
     t0 = now()
     for q in timed:
         search(q)
     secs = now() - t0
-    return {"qps": len(timed) / secs, "build_s": built, "peak_mb": peak_mb(), "queries": len(timed)}
+    if after is not None:
+        after(queries)
+    return {"qps": len(timed) / secs, "build_s": built, "peak_mb": peak_mb(), "queries": len(timed), **extra}
 
 
 # ---- correctness: sidelight vs bm25s top-10 on SciFact --------------------------------------------
@@ -213,7 +289,7 @@ def agreement() -> tuple[float, float, int]:
     import bm25s
 
     ids, texts = scifact_texts()
-    _, search = build_sidelight(ids, texts)
+    _, search, _, _ = build_sidelight(ids, texts)
     ret = bm25s.BM25(k1=1.2, b=0.75, method="lucene", dtype="float64")
     ret.index([tokens(t) for t in texts], show_progress=False)
     same = same_set = 0
@@ -230,54 +306,89 @@ def agreement() -> tuple[float, float, int]:
 # ---- main ------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--json", metavar="OUT", help="write {system: {corpus: {qps, build_s, peak_mb}}}")
+    ap.add_argument("--json", metavar="OUT", help="write {system: {corpus: {qps, build_s, peak_mb, ...}}}")
     ap.add_argument("--quick", action="store_true", help="SciFact only, 1 round (smoke run)")
     ap.add_argument("--rounds", type=int, default=None, help="rounds on SciFact (default 3; 1 with --quick)")
     ap.add_argument("--x20-rounds", type=int, default=2, help="rounds on scifact-x20 (default 2)")
+    ap.add_argument("--x200-rounds", type=int, default=1, help="rounds on scifact-x200 (default 1)")
+    ap.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated, of {', '.join(CORPORA)}")
     ap.add_argument("--child", nargs=2, metavar=("SYSTEM", "CORPUS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)))
         return 0
 
-    rounds = {"scifact": args.rounds or (1 if args.quick else 3)}
-    if not args.quick:
-        rounds["scifact-x20"] = args.x20_rounds
-        t0 = now()
-        make_x20()
-        print(f"scifact-x20 corpus: {x20_path()} ({now() - t0:.1f} s)", file=sys.stderr)
+    corpora = [c for c in args.corpora.split(",") if c] if not args.quick else ["scifact"]
+    unknown = sorted(set(corpora) - set(CORPORA))
+    if unknown:
+        ap.error(f"unknown corpus {unknown[0]!r}; choose from {', '.join(CORPORA)}")
+    n_rounds = {"scifact": args.rounds or (1 if args.quick else 3), "scifact-x20": args.x20_rounds,
+                "scifact-x200": args.x200_rounds}
+    rounds = {c: n_rounds[c] for c in CORPORA if c in corpora}
+    for corpus in rounds:
+        if corpus in COPIES:
+            t0 = now()
+            make_copies(corpus)
+            print(f"{corpus} corpus: {copies_path(corpus)} ({now() - t0:.1f} s)", file=sys.stderr)
     results: dict[str, dict[str, list[dict]]] = {s: {c: [] for c in rounds} for s in SYSTEMS}
     script = str(Path(__file__).resolve())
     t_start = now()
     for corpus, n in rounds.items():
+        systems = ON_X200 if corpus == "scifact-x200" else SYSTEMS
         for r in range(n):
-            order = SYSTEMS[r % len(SYSTEMS):] + SYSTEMS[:r % len(SYSTEMS)]
+            order = systems[r % len(systems):] + systems[:r % len(systems)]
             for system in order:
                 if system == "rank_bm25" and corpus == "scifact-x20" and r > 0:
                     continue  # slow to build; one round is enough for a far-off reference
-                res = run_child(script, [system, corpus])
+                try:
+                    res = run_child(script, [system, corpus], timeout=3600)
+                except RuntimeError as exc:  # killed or crashed: say so in its row
+                    res = {"failed": str(exc).splitlines()[-1][:120]}
                 results[system][corpus].append(res)
-                print(f"[{now() - t_start:6.1f}s] {corpus} round {r + 1}/{n} {system:12s} "
-                      f"{res['qps']:9.1f} q/s  build {res['build_s']:6.2f} s  peak {res['peak_mb']:6.0f} MB",
+                shown = (f"{res['qps']:9.1f} q/s  build {res['build_s']:6.2f} s  peak {res['peak_mb']:6.0f} MB"
+                         if "failed" not in res else f"FAILED: {res['failed']}")
+                print(f"[{now() - t_start:6.1f}s] {corpus} round {r + 1}/{n} {system:12s} {shown}",
                       file=sys.stderr, flush=True)
 
-    summary = {s: {c: {key: median([x[key] for x in runs]) for key in ("qps", "build_s", "peak_mb")}
-                   for c, runs in per.items() if runs} for s, per in results.items()}
+    keys = ("qps", "build_s", "peak_mb", "build_mb", "qps_threads", "open_ms", "first_ms", "disk_mb", "exact")
+    summary = {}
+    for s, per in results.items():
+        for c, runs in per.items():
+            ok = [x for x in runs if "failed" not in x]
+            if ok:
+                summary.setdefault(s, {})[c] = {key: median([x[key] for x in ok]) for key in keys if key in ok[0]}
+            elif runs:
+                summary.setdefault(s, {})[c] = {"failed": runs[0]["failed"]}
     for corpus in rounds:
-        base = summary["bm25s"][corpus]
+        base_name = "bm25s" if corpus != "scifact-x200" else "tantivy"
+        base = summary.get(base_name, {}).get(corpus, {})
         rows = []
         for s in SYSTEMS:
-            m = summary[s][corpus]
-            rows.append([s, f"{m['qps']:,.0f}", f"{m['qps'] / base['qps']:.2f}x", f"{m['build_s']:.2f}",
-                         f"{m['build_s'] / base['build_s']:.2f}x", f"{m['peak_mb']:,.0f}",
-                         f"{m['peak_mb'] / base['peak_mb']:.2f}x"])
-        n_docs = "5,183" if corpus == "scifact" else "103,660"
-        print(f"\n{corpus} ({n_docs} docs, 300 test queries, top-{K}, 1 thread; median of {rounds[corpus]} "
-              f"round(s); ratios to bm25s)")
-        print_table(["system", "q/s", "vs", "build s", "vs", "peak MB", "vs"], rows)
-    print("\nnotes: peak MB = child VmHWM incl. interpreter and corpus texts; rank_bm25 timed on "
-          f"{RANK_BM25_CAP['scifact-x20']} queries on scifact-x20 (1 round); tantivy uses its default tokenizer; "
-          "5 warm-up queries untimed (numba JIT)")
+            m = summary.get(s, {}).get(corpus)
+            if m is None:
+                continue
+            if "failed" in m:
+                rows.append([s, "failed: " + m["failed"][:60]] + [""] * 10)
+                continue
+
+            def ratio(key, m=m):
+                return f"{m[key] / base[key]:.2f}x" if key in base and base[key] else "-"
+
+            opt = (lambda key, fmt, m=m: format(m[key], fmt) if key in m else "-")
+            rows.append([s, f"{m['qps']:,.0f}", ratio("qps"), opt("qps_threads", ",.0f"), f"{m['build_s']:.2f}",
+                         ratio("build_s"), opt("build_mb", ",.0f"), ratio("build_mb"), f"{m['peak_mb']:,.0f}",
+                         opt("open_ms", ".1f"), opt("first_ms", ".1f"), opt("disk_mb", ",.0f")])
+        print(f"\n{corpus} ({N_DOCS[corpus]} docs, 300 test queries, top-{K}, 1 thread; median of {rounds[corpus]} "
+              f"round(s); ratios to {base_name})")
+        print_table(["system", "q/s", "vs", "q/s 2 thr", "build s", "vs", "build MB", "vs", "peak MB", "open ms",
+                     "1st q ms", "disk MB"], rows)
+        exact = summary.get("sidelight", {}).get(corpus, {}).get("exact")
+        if exact is not None:
+            print(f"sidelight pruned top-{K} = exhaustive scoring on {exact:.0f} of 300 queries")
+    print("\nnotes: build MB / peak MB = child VmHWM when the build is done / at the end, incl. interpreter and "
+          f"corpus texts; rank_bm25 timed on {RANK_BM25_CAP['scifact-x20']} queries on scifact-x20 (1 round); "
+          "tantivy uses its default tokenizer; 5 warm-up queries untimed (numba JIT); sidelight's build writes "
+          "its index folder to disk, the peers build in RAM")
     same, same_set, nq = agreement()
     print(f"correctness: sidelight vs bm25s (float64) top-{K} on SciFact test: {same:.1%} identical lists, "
           f"{same_set:.1%} identical sets ({nq} queries)")

@@ -67,9 +67,9 @@ def build(corpus: str, dest: Path) -> dict:
 
         source = load_source("wordnet")
     else:
-        from lexical import load_corpus, make_x20
+        from lexical import load_corpus, make_copies
 
-        make_x20()
+        make_copies(corpus)
         ids, texts = load_corpus(corpus)
         source = Corpus(corpus, [Record(i, "", t) for i, t in zip(ids, texts)])
     loaded = now() - t0

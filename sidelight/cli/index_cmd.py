@@ -9,6 +9,7 @@ from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.sources import load_source
 from ..errors import InputError
 from ..index import Index, store
+from ..structures.dense import DenseStore
 from ..structures.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
 from .args import add_output
@@ -80,17 +81,19 @@ def run_index(args: argparse.Namespace) -> int:
     if args.title_weight is not None:
         corpus.title_weight = args.title_weight
     tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
-    index = Index.build(corpus, tok, BM25Params(args.k1, args.b, args.variant), progress=not args.quiet)
+    dense = None
     if args.dense:
-        index.add_dense(args.dense, args.batch_size, args.threads, progress=not args.quiet)
+        dense = DenseStore.build([corpus.indexed_text(r) for r in corpus.records], args.dense, args.batch_size,
+                                 args.threads, progress=not args.quiet)
         if args.ann:
             from ..structures.ann import AnnParams
 
             given = {"connectivity": args.ann_connectivity, "expansion_add": args.ann_expansion_add,
                      "expansion_search": args.ann_expansion_search}
-            index.dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
-    index.save(args.output, force=args.force)
-    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {len(index.lexical.vocab)} terms -> {args.output}")
+            dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
+    index = Index.write(corpus, args.output, tok, BM25Params(args.k1, args.b, args.variant), dense=dense,
+                        force=args.force, progress=not args.quiet)
+    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {index.lexical.n_terms} terms -> {args.output}")
     if index.dense is not None:
         print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
               f"{index.dense.truncated_docs} of {len(corpus)} records truncated at {index.dense.identity['max_length']} tokens")

@@ -34,6 +34,7 @@ from ..progress import progress_bar
 from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
 from ..structures import kernels
+from ..structures.blocks import build_lexical_folder
 from ..structures.dense import DenseStore
 from ..structures.lexical import BM25Params, LexicalIndex
 from ..structures.ranking import Ranking
@@ -153,6 +154,20 @@ class Index:
         with progress_bar(len(texts), f"indexing {corpus.name}", progress) as advance:
             lexical = LexicalIndex.build(texts, tokenizer, params, advance)
         return cls(corpus, lexical)
+
+    @classmethod
+    def write(cls, corpus: Corpus, path: Path, tokenizer: TokenizerConfig = TokenizerConfig(),
+              params: BM25Params = BM25Params(), dense: DenseStore | None = None, force: bool = False,
+              progress: bool = True) -> "Index":
+        """Build the index of `corpus` straight into a new generation at `path`, and open it.
+
+        The folder is the one `build(corpus, ...).save(path)` writes, file for file, but the postings
+        are counted and weighed in blocks (`sidelight.structures.blocks`), so memory grows with one
+        block and the vocabulary, not with the corpus. `dense`: vectors to store with it.
+        """
+        lexical = _LexicalFolder(corpus, tokenizer, params, progress)
+        cls(corpus, lexical, dense=dense).save(path, force)  # type: ignore[arg-type]
+        return cls.load(path)
 
     def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True) -> None:
         """Encode every record with a local embedding model (see `sidelight.models`)."""
@@ -386,6 +401,18 @@ class Index:
         ids, titles = self._id_column if self._id_column is not None else self.ids, self.titles
         return [Hit(ids[p], i + 1, float(s), titles[p], evidence[i] if evidence is not None else {})
                 for i, (p, s) in enumerate(zip(ranking.positions, ranking.scores))]
+
+
+class _LexicalFolder:
+    """A lexical index still to be built: its `save` builds it in blocks, straight into the folder."""
+
+    def __init__(self, corpus: Corpus, tokenizer: TokenizerConfig, params: BM25Params, progress: bool):
+        self.corpus, self.tokenizer, self.params, self.progress = corpus, tokenizer, params, progress
+
+    def save(self, folder: Path) -> dict:
+        texts = (self.corpus.indexed_text(r) for r in self.corpus.records)
+        with progress_bar(len(self.corpus), f"indexing {self.corpus.name}", self.progress) as advance:
+            return build_lexical_folder(texts, folder, self.tokenizer, self.params, advance)
 
 
 def warm_kernels() -> None:

@@ -26,6 +26,7 @@ _BLOCK = 1 << 20  # postings per step when deriving weights
 _PRUNE_MIN_DOCS = 32768  # from this many records on, top-k BM25 prunes (MaxScore)
 _DENSE_FRACTION = 4  # terms in at least 1/4 of the records also get a dense weight row
 _MARGIN = 1e-9  # relative slack on every pruning comparison
+_LOOKUPS_BEFORE_DICT = 256  # term lookups an opened index answers by binary search before it builds the dict
 _SCRATCH = threading.local()  # reusable score buffers, one pair per thread
 _ALNUM_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
 
@@ -51,6 +52,36 @@ class BM25Params:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def bm25_idf(df: np.ndarray, n: int, variant: str) -> np.ndarray:
+    """idf of document frequencies `df` among `n` records (see `BM25Params`); df 0 counts as 1."""
+    df = np.maximum(df, 1.0)
+    if variant == "atire":
+        return np.log(n / df)
+    return np.log1p((n - df + 0.5) / (df + 0.5))
+
+
+def bm25_norm(doc_len: np.ndarray, avgdl: float, p: BM25Params) -> np.ndarray:
+    """k1 (1 - b + b dl/avgdl) of every record: the length part of BM25's denominator."""
+    return p.k1 * (1.0 - p.b + p.b * doc_len / avgdl) if avgdl > 0 else np.full(len(doc_len), p.k1)
+
+
+def weigh(tf: np.ndarray, q: np.ndarray, idf: np.ndarray, p: BM25Params) -> None:
+    """BM25 weights of postings with counts `tf`, in place in `q` (which holds each posting's norm):
+    tf/(tf+norm) * (k1+1) * idf. One sequence of float operations, whoever builds the index."""
+    q += tf
+    np.divide(tf, q, out=q)
+    if p.variant != "lucene":
+        q *= p.k1 + 1.0
+    q *= idf
+
+
+def common_terms(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """Terms that get a dense weight row for pruning: those in at least 1/4 of the records, on large corpora."""
+    if n_docs < _PRUNE_MIN_DOCS:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(df * _DENSE_FRACTION >= n_docs)
 
 
 class LexicalIndex:
@@ -102,8 +133,13 @@ class LexicalIndex:
         return self._term_id
 
     def find_term(self, term: str) -> int | None:
-        """The id of `term`, or None: a dict lookup, or a binary search in an opened index's sorted vocabulary."""
+        """The id of `term`, or None: a dict lookup, or (in an opened index, for its first lookups, so
+        that a one-off query does not wait for a dict of the whole vocabulary) a binary search in
+        its sorted vocabulary."""
         if self._term_id is not None or self._sorted_vocab is None:
+            return self.term_id.get(term)
+        self._lookups += 1
+        if self._lookups > _LOOKUPS_BEFORE_DICT:  # a process that asks this often gets the dict
             return self.term_id.get(term)
         terms, ids = self._sorted_vocab
         at = sorted_position(terms, term.encode("utf-8"))
@@ -122,8 +158,12 @@ class LexicalIndex:
         """Term counts (the truth), the BM25 weights and pruning bounds derived from them, and the
         vocabulary as a sorted string column, so that opening memory-maps and computes nothing."""
         folder.mkdir()
-        tf, w = self.tf, self.bm25
-        arrays = {"tf_data": tf.data.astype(np.int32), "tf_indices": tf.indices, "tf_indptr": tf.indptr,
+        w = self.bm25
+        if self._tf is None:  # an opened, unchanged index: its count files as they are
+            tf_data, tf_indices, tf_indptr = self._tf_files
+        else:
+            tf_data, tf_indices, tf_indptr = self._tf.data.astype(np.int32), self._tf.indices, self._tf.indptr
+        arrays = {"tf_data": tf_data, "tf_indices": tf_indices, "tf_indptr": tf_indptr,
                   "bm25_data": w.data, "bm25_indices": w.indices, "bm25_indptr": w.indptr,
                   "doc_len": self.doc_len, "df": self.df, "ub": self._ub, "dense_row": self._dense_row,
                   "dense": self._dense}
@@ -146,6 +186,7 @@ class LexicalIndex:
                  for name in ("tf_data", "tf_indices", "tf_indptr", "bm25_data", "bm25_indices", "bm25_indptr",
                               "doc_len", "df", "ub", "dense_row", "dense", "vocab_ids")}
             self._sorted_vocab = (StringColumn(folder, "vocab"), a["vocab_ids"])
+            self._lookups = 0
             n_terms = len(a["vocab_ids"])
             self._vocab = self._term_id = self._tf = self._tfidf = None
             self._tf_files = (a["tf_data"], a["tf_indices"], a["tf_indptr"])
@@ -192,26 +233,16 @@ class LexicalIndex:
 
     def idf(self, terms: np.ndarray | None = None) -> np.ndarray:
         """The BM25 variant's idf of term ids `terms` (all terms when None)."""
-        n = self.n_docs
-        df = np.maximum(self.df if terms is None else self.df[terms], 1.0)
-        if self.params.variant == "atire":
-            return np.log(n / df)
-        return np.log1p((n - df + 0.5) / (df + 0.5))
+        return bm25_idf(self.df if terms is None else self.df[terms], self.n_docs, self.params.variant)
 
     def _bm25_weights(self) -> sp.csc_matrix:
         p, n = self.params, self.n_docs
         tf = self.tf  # CSR: weights are computed in row order, then transposed (rows stay sorted)
         idf = self.idf()
-        norm = p.k1 * (1.0 - p.b + p.b * self.doc_len / self.avgdl) if self.avgdl > 0 else np.full(n, p.k1)
-        # same float operations as tf/(tf+norm[row]) * (k1+1) * idf[col], in bounded blocks
+        norm = bm25_norm(self.doc_len, self.avgdl, p)
         part = np.repeat(norm, np.diff(tf.indptr))
-        for lo in range(0, len(part), _BLOCK):
-            d, q = tf.data[lo:lo + _BLOCK], part[lo:lo + _BLOCK]
-            q += d
-            np.divide(d, q, out=q)
-            if p.variant != "lucene":
-                q *= p.k1 + 1.0
-            q *= idf[tf.indices[lo:lo + _BLOCK]]
+        for lo in range(0, len(part), _BLOCK):  # in bounded blocks
+            weigh(tf.data[lo:lo + _BLOCK], part[lo:lo + _BLOCK], idf[tf.indices[lo:lo + _BLOCK]], p)
         w = sp.csr_matrix((part, tf.indices, tf.indptr), shape=tf.shape).tocsc()
         del part
         w.sort_indices()
@@ -226,15 +257,13 @@ class LexicalIndex:
         nz = df > 0
         if nz.any():
             self._ub[nz] = np.maximum.reduceat(w.data, w.indptr[:-1][nz])
+        common = common_terms(df, self.n_docs)
         self._dense_row = np.full(len(df), -1, dtype=np.int64)
-        self._dense = np.zeros((0, self.n_docs))
-        if self.n_docs >= _PRUNE_MIN_DOCS:
-            common = np.flatnonzero(df * _DENSE_FRACTION >= self.n_docs)
-            self._dense_row[common] = np.arange(len(common))
-            self._dense = np.zeros((len(common), self.n_docs))
-            for r, t in enumerate(common):
-                lo, hi = w.indptr[t], w.indptr[t + 1]
-                self._dense[r, w.indices[lo:hi]] = w.data[lo:hi]
+        self._dense_row[common] = np.arange(len(common))
+        self._dense = np.zeros((len(common), self.n_docs))
+        for r, t in enumerate(common):
+            lo, hi = w.indptr[t], w.indptr[t + 1]
+            self._dense[r, w.indices[lo:hi]] = w.data[lo:hi]
 
     @property
     def tfidf(self) -> sp.csc_matrix:
@@ -258,7 +287,8 @@ class LexicalIndex:
         """Distinct known term ids of a query: repeated terms count once, unknown terms drop out."""
         if not query or not query.strip():
             raise InputError("empty query")
-        ids = [i for i in map(self.find_term, dict.fromkeys(self.tokenizer(query))) if i is not None]
+        find = self._term_id.get if self._term_id is not None else self.find_term
+        ids = [i for i in map(find, dict.fromkeys(self.tokenizer(query))) if i is not None]
         return np.asarray(ids, dtype=np.int64)
 
     def bm25_scores(self, query: str) -> np.ndarray:

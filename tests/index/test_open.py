@@ -12,6 +12,7 @@ from sidelight.errors import IndexFormatError
 from sidelight.index import Index, store
 from sidelight.index.records import RecordFile
 from sidelight.index.store import HEAD_BYTES
+from sidelight.structures import lexical
 
 QUERIES = ["vitamin d bone density", "cancer cells immune response", "mitochondria aging", "zzzz unknownterm"]
 
@@ -37,13 +38,15 @@ def test_an_opened_index_holds_what_was_built(saved, scifact_index):
             assert opened.search(q, method, k=20) == scifact_index.search(q, method, k=20)
 
 
-def test_the_sorted_vocabulary_finds_every_term_and_no_other(saved, scifact_index):
+@pytest.mark.parametrize("before_dict", [10**9, 5])
+def test_the_sorted_vocabulary_finds_every_term_and_no_other(saved, scifact_index, monkeypatch, before_dict):
+    monkeypatch.setattr(lexical, "_LOOKUPS_BEFORE_DICT", before_dict)
     lex = Index.load(saved).lexical
-    assert lex._term_id is None  # looked up by binary search, not a dict
     for t, i in list(scifact_index.lexical.term_id.items())[::7]:
         assert lex.find_term(t) == i
     for t in ("", "zzzzqq", "a" * 50):
         assert lex.find_term(t) is scifact_index.lexical.term_id.get(t)
+    assert (lex._term_id is None) == (before_dict > 10**6)  # binary search, then the dict once it paid
 
 
 def test_opening_and_searching_parse_no_record(saved, monkeypatch):
