@@ -11,6 +11,21 @@ from typing import Sequence
 from ..errors import InputError
 
 
+def json_str(s: str) -> str:
+    """`json.dumps(s, ensure_ascii=False)` for a str, by json's own C quoting (no encoder set-up per call)."""
+    if not isinstance(s, str):
+        raise TypeError(f"expected a str, got {type(s).__name__}")
+    return _quote(s)
+
+
+def json_strs(items) -> str:
+    """`json.dumps(list(items), ensure_ascii=False)` for strings."""
+    return "[" + ", ".join(map(json_str, items)) + "]"
+
+
+_quote = json.encoder.encode_basestring
+
+
 @dataclass(frozen=True)
 class Record:
     """One retrievable unit: a paper, a dictionary entry, a synset."""
@@ -95,8 +110,7 @@ class Corpus:
         """sha256 over records and edges in order: what an index and a protocol pin."""
         h = hashlib.sha256()
         for r in self.records:
-            h.update(json.dumps([r.id, r.title, r.text, list(r.aliases)], ensure_ascii=False).encode())
-            h.update(b"\n")
+            h.update(f"[{json_str(r.id)}, {json_str(r.title)}, {json_str(r.text)}, {json_strs(r.aliases)}]\n".encode())
         h.update(b"--edges--\n")
         for e in self.edges:
             h.update(json.dumps([e.source, e.target, e.type, e.weight]).encode())

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..corpus.model import Edge, Record
+from ..corpus.model import Edge, Record, json_str, json_strs
 from ..errors import IndexFormatError
 from ..store.column import StringColumn, write_column
 
@@ -27,8 +27,7 @@ def write_records(folder: Path, records: Iterable[Record]) -> None:
     offsets, ids, titles = [0], [], []
     with open(folder / "records.jsonl", "wb") as f:
         for r in records:
-            line = json.dumps({"id": r.id, "title": r.title, "text": r.text, "metadata": r.metadata,
-                               "aliases": list(r.aliases)}, ensure_ascii=False).encode("utf-8") + b"\n"
+            line = record_line(r).encode("utf-8") + b"\n"
             f.write(line)
             offsets.append(offsets[-1] + len(line))
             ids.append(r.id)
@@ -36,6 +35,14 @@ def write_records(folder: Path, records: Iterable[Record]) -> None:
     np.save(folder / "records.off.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False)
     write_column(folder, "ids", ids)
     write_column(folder, "titles", titles)
+
+
+def record_line(r: Record) -> str:
+    """`json.dumps` of the record as a JSON object (id, title, text, metadata, aliases), assembled
+    from json's own string quoting: the same text, several times faster per record."""
+    meta = json.dumps(r.metadata, ensure_ascii=False) if r.metadata else "{}"
+    return (f'{{"id": {json_str(r.id)}, "title": {json_str(r.title)}, "text": {json_str(r.text)}, '
+            f'"metadata": {meta}, "aliases": {json_strs(r.aliases)}}}')
 
 
 def write_edges(folder: Path, edges: Iterable[Edge]) -> None:

@@ -430,25 +430,33 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     lowercased, UTF-8 encoded and every byte outside [a-z0-9] becomes a space (non-ASCII
     characters never match `[a-z0-9]+`), so `bytes.split` yields exactly the raw tokens; each
     distinct raw token goes through the tokenizer once (stop words, minimum length, stemming),
-    and counting is vectorised per chunk of texts.
+    and counting is vectorised per chunk of texts. With numba, splitting and raw ids are one
+    compiled pass (`kernels.count`): the same raw ids, so the same vocabulary and counts.
     """
+    compiled = _kernels.RawTokens() if _kernels.enabled() else None  # the same raw ids, compiled
     raw: dict[bytes, int] = {}  # raw token -> raw id, in order of first appearance
     term_of_raw = np.zeros(0, dtype=np.int32)  # raw id -> term id, -1 when the tokenizer drops it
     chain = itertools.chain.from_iterable
     data_parts, index_parts, counts_parts = [], [], []
     for start in range(0, len(texts), _CHUNK):
         chunk = texts[start:start + _CHUNK]
-        tokens = [t.lower().encode().translate(_ALNUM_BYTES).split() for t in chunk]
-        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-        n_raw = len(raw)
-        for t in dict.fromkeys(chain(tokens)):
-            if t not in raw:
-                raw[t] = len(raw)
-        ids = np.fromiter(map(raw.__getitem__, chain(tokens)), dtype=np.int32, count=int(lengths.sum()))
-        del tokens
-        if len(raw) > n_raw:
+        n_raw = len(term_of_raw)
+        if compiled is not None:
+            ids, lengths = compiled(b"".join([t.lower().encode().translate(_ALNUM_BYTES) + b"\n" for t in chunk]),
+                                    len(chunk))
+            new_raw = [compiled.key(k) for k in range(n_raw, compiled.n_keys)]
+        else:
+            tokens = [t.lower().encode().translate(_ALNUM_BYTES).split() for t in chunk]
+            lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+            for t in dict.fromkeys(chain(tokens)):
+                if t not in raw:
+                    raw[t] = len(raw)
+            ids = np.fromiter(map(raw.__getitem__, chain(tokens)), dtype=np.int32, count=int(lengths.sum()))
+            del tokens
+            new_raw = list(itertools.islice(raw, n_raw, None))
+        if new_raw:
             new = []
-            for t in itertools.islice(raw, n_raw, None):
+            for t in new_raw:
                 terms = tokenizer(t.decode("ascii"))
                 if terms:
                     i = vocab.get(terms[0])
@@ -459,17 +467,22 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
                     new.append(-1)
             term_of_raw = np.concatenate([term_of_raw, np.asarray(new, dtype=np.int32)])
         ids = term_of_raw[ids]
-        keep = ids >= 0
-        if not keep.all():
-            lengths = np.bincount(np.repeat(np.arange(len(chunk)), lengths)[keep], minlength=len(chunk))
-            ids = ids[keep]
-        indptr = np.zeros(len(chunk) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        m = sp.csr_matrix((np.ones(len(ids), dtype=np.int32), ids, indptr), shape=(len(chunk), max(len(vocab), 1)))
-        m.sum_duplicates()  # sorts each row's terms and adds up repeats
-        data_parts.append(m.data)
-        index_parts.append(m.indices.astype(np.int32, copy=False))
-        counts_parts.append(np.diff(m.indptr))
+        if compiled is not None:
+            row_counts, indices, data = _kernels.count_rows(ids, lengths, len(vocab))
+        else:
+            keep = ids >= 0
+            if not keep.all():
+                lengths = np.bincount(np.repeat(np.arange(len(chunk)), lengths)[keep], minlength=len(chunk))
+                ids = ids[keep]
+            indptr = np.zeros(len(chunk) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=indptr[1:])
+            m = sp.csr_matrix((np.ones(len(ids), dtype=np.int32), ids, indptr),
+                              shape=(len(chunk), max(len(vocab), 1)))
+            m.sum_duplicates()  # sorts each row's terms and adds up repeats
+            row_counts, indices, data = np.diff(m.indptr), m.indices.astype(np.int32, copy=False), m.data
+        data_parts.append(data)
+        index_parts.append(indices)
+        counts_parts.append(row_counts)
         if progress is not None:
             progress(len(chunk))
     indptr = np.zeros(len(texts) + 1, dtype=np.int64)

@@ -3,14 +3,19 @@ in bulk, and corruption caught cheaply on open or in full by `sidelight check`."
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidelight.cli import main
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.errors import IndexFormatError
 from sidelight.index import Index, store
-from sidelight.index.records import RecordFile
+from sidelight.index.records import RecordFile, record_line
 from sidelight.index.store import HEAD_BYTES
 from sidelight.structures import lexical
 
@@ -110,3 +115,18 @@ def test_a_file_changed_after_build_is_caught_on_open_or_by_check(saved, tmp_pat
 def test_check_reports_a_whole_index(saved, capsys):
     assert main(["check", str(saved)]) == 0
     assert "every sha256 matches" in capsys.readouterr().out
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_text, _text, _text, st.lists(_text, max_size=3),
+       st.dictionaries(_text, st.one_of(_text, st.integers(), st.none()), max_size=3))
+def test_record_lines_and_the_content_hash_are_json_dumps(rid, title, text, aliases, metadata):
+    r = Record(rid, title, text, metadata, tuple(aliases))
+    assert record_line(r) == json.dumps({"id": rid, "title": title, "text": text, "metadata": metadata,
+                                         "aliases": aliases}, ensure_ascii=False)
+    expected = hashlib.sha256(json.dumps([rid, title, text, aliases], ensure_ascii=False).encode() + b"\n"
+                              + b"--edges--\n").hexdigest()
+    assert Corpus("c", [r]).content_hash() == expected

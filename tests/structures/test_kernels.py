@@ -1,5 +1,6 @@
-"""The numba kernels (fused BM25 top-k, accumulation, dense top-k) against the numpy path and an
-independent reference: bit-identical scores, identical rankings and ties, the same refusals."""
+"""The numba kernels (fused BM25 top-k, accumulation, dense top-k, the build's counting) against the
+numpy path and an independent reference: bit-identical scores, identical rankings and ties, the same
+refusals, the same vocabulary and counts."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidelight.errors import NonFiniteScoreError
 from sidelight.structures import kernels, lexical
@@ -238,3 +241,36 @@ print(kernels.BACKEND, r.positions.tolist())
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numba", "[3,", "1]"]
+
+
+# ---- the build's counting kernel ---------------------------------------------------------------------
+def _counts(texts, config):
+    vocab: dict[str, int] = {}
+    m = lexical._count(texts, lexical.Tokenizer(config), vocab, None)
+    return list(vocab), m.indptr.tolist(), m.indices.tolist(), m.data.tolist(), m.indices.dtype, m.data.dtype
+
+
+@needs_numba
+@pytest.mark.parametrize("config", [lexical.TokenizerConfig(),
+                                    lexical.TokenizerConfig(min_length=2, stopwords="lucene-en-v1", stem="english")])
+def test_compiled_counting_equals_the_reference_on_scifact(scifact_corpus, config):
+    texts = [scifact_corpus.indexed_text(r) for r in scifact_corpus.records][:3000]
+    assert kernels.enabled()
+    assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
+
+
+@needs_numba
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab zA1\n\t.é\u212aİΣ-"), max_size=30), max_size=12))
+def test_compiled_counting_equals_the_reference_on_any_text(texts):
+    assert kernels.enabled()
+    config = lexical.TokenizerConfig(min_length=2)
+    assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
+
+
+@needs_numba
+def test_the_token_table_grows_past_its_first_size():
+    texts = [" ".join(f"w{i}x{j}" for j in range(400)) for i in range(300)]  # 120,000 distinct tokens
+    assert kernels.enabled()
+    config = lexical.TokenizerConfig()
+    assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))

@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import NonFiniteScoreError
-from . import fused, pruned
+from . import count, fused, pruned
 
 
 def choose_backend() -> tuple[str, str]:
@@ -166,6 +166,56 @@ def _warmup() -> None:
     _K.top_dense(data[:2], id_rank, 1, touched, vals)
     _K.pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
                   np.zeros(2), touched, vals, id_rank, 1, 1e-9)
+    ids, lengths = RawTokens()(b"ab cd ab\nab\n", 2)
+    count_rows(ids.astype(np.int32), lengths, 2)
+
+
+def count_rows(ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct terms per record, terms, counts) of a chunk's term ids (see `count._count_rows`)."""
+    return _K.count_rows(np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64),
+                         max(int(n_terms), 1))
+
+
+class RawTokens:
+    """Raw token ids, in order of first appearance, for chunks of prepared text (see `count`);
+    one instance spans the chunks of one count, so ids stay the same across them."""
+
+    def __init__(self) -> None:
+        self.table = np.full(1 << 16, -1, dtype=np.int64)
+        self.key_hash = np.zeros(1 << 14, dtype=np.uint64)
+        self.key_off = np.zeros(1 << 14, dtype=np.int64)
+        self.key_len = np.zeros(1 << 14, dtype=np.int64)
+        self.key_bytes = np.zeros(1 << 20, dtype=np.uint8)
+        self.n_keys = self.key_used = 0
+
+    def __call__(self, prepared: bytes, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+        """(raw token ids of the chunk in order, tokens per record) for `prepared`: each record's
+        text lowercased, encoded, every byte outside [a-z0-9] a space, and followed by a newline."""
+        buf = np.frombuffer(prepared, dtype=np.uint8)
+        ids = np.empty(len(buf) // 2 + 1, dtype=np.int32)
+        doc_len = np.zeros(n_docs, dtype=np.int64)
+        pos = n_ids = doc = 0
+        while True:
+            pos, n_ids, self.n_keys, self.key_used, doc = _K.tokenize(
+                buf, pos, self.table, self.key_hash, self.key_off, self.key_len, self.n_keys, self.key_bytes,
+                self.key_used, ids, n_ids, doc_len, doc)
+            if pos >= len(buf):
+                return ids[:n_ids], doc_len
+            self._grow()
+
+    def _grow(self) -> None:
+        if 2 * (self.n_keys + 1) > len(self.table):
+            self.table = _K.rehash(self.key_hash, self.n_keys, 2 * len(self.table))
+        elif self.n_keys + 1 > len(self.key_off):
+            self.key_hash, self.key_off, self.key_len = (np.concatenate([a, np.zeros_like(a)])
+                                                         for a in (self.key_hash, self.key_off, self.key_len))
+        else:
+            self.key_bytes = np.concatenate([self.key_bytes, np.zeros_like(self.key_bytes)])
+
+    def key(self, k: int) -> bytes:
+        """The bytes of raw token `k`."""
+        o = int(self.key_off[k])
+        return self.key_bytes[o:o + int(self.key_len[k])].tobytes()
 
 
 def _scratch(n: int):
@@ -191,7 +241,7 @@ def _compile() -> None:
         from ..ranking import Ranking as _Ranking  # noqa: F811 (no cycle at call time)
         from ..ranking import select_top as _select_top
 
-        for mod in (fused, pruned):
+        for mod in (count, fused, pruned):
             for name in mod.KERNELS:
                 try:
                     setattr(mod, name, numba.njit(cache=True, nogil=True)(getattr(mod, name)))
@@ -200,7 +250,8 @@ def _compile() -> None:
         pruned._heap_top = fused._heap_top  # the jitted one, before `pruned_top` is first compiled
         _K = types.SimpleNamespace(fused_top=fused._fused_top, accumulate=fused._accumulate,
                                    accumulate_f=fused._accumulate_f, top_dense=fused._top_dense,
-                                   pruned_top=pruned._pruned_top)
+                                   pruned_top=pruned._pruned_top, tokenize=count._tokenize, rehash=count._rehash,
+                                   count_rows=count._count_rows)
         try:
             _warmup()
         except Exception:
