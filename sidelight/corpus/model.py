@@ -26,6 +26,16 @@ def json_strs(items) -> str:
 _quote = json.encoder.encode_basestring
 
 
+def quoted(r: "Record") -> tuple[str, str, str, str]:
+    """The record's id, title, text and aliases as JSON text."""
+    return json_str(r.id), json_str(r.title), json_str(r.text), json_strs(r.aliases)
+
+
+def hash_line(q: tuple[str, str, str, str]) -> bytes:
+    """A record's line of the content hash: `json.dumps([id, title, text, aliases], ensure_ascii=False)`."""
+    return f"[{q[0]}, {q[1]}, {q[2]}, {q[3]}]\n".encode()
+
+
 @dataclass(frozen=True)
 class Record:
     """One retrievable unit: a paper, a dictionary entry, a synset."""
@@ -106,11 +116,16 @@ class Corpus:
         tw = self.title_weight if title_weight is None else title_weight
         return " ".join([record.title] * tw + list(record.aliases) * self.alias_weight + [record.text])
 
-    def content_hash(self) -> str:
-        """sha256 over records and edges in order: what an index and a protocol pin."""
-        h = hashlib.sha256()
-        for r in self.records:
-            h.update(f"[{json_str(r.id)}, {json_str(r.title)}, {json_str(r.text)}, {json_strs(r.aliases)}]\n".encode())
+    def content_hash(self, records_hash: "hashlib._Hash | None" = None) -> str:
+        """sha256 over records and edges in order: what an index and a protocol pin.
+
+        `records_hash`: a sha256 already fed every record's `hash_line` (the index writer feeds
+        it while it writes the records, so each record is quoted once for both)."""
+        h = records_hash
+        if h is None:
+            h = hashlib.sha256()
+            for r in self.records:
+                h.update(hash_line(quoted(r)))
         h.update(b"--edges--\n")
         for e in self.edges:
             h.update(json.dumps([e.source, e.target, e.type, e.weight]).encode())

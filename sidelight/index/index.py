@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 import sys
@@ -200,7 +201,8 @@ class Index:
         return path
 
     def _write_generation(self, tmp: Path) -> None:
-        write_records(tmp, self.corpus.records)
+        content = hashlib.sha256()
+        write_records(tmp, self.corpus.records, content)
         write_edges(tmp, self.corpus.edges)
         np.save(tmp / "id_rank.npy", np.asarray(self.id_rank, dtype=np.int64), allow_pickle=False)
         lexical = self.lexical.save(tmp / "lexical")
@@ -208,7 +210,7 @@ class Index:
         self.graph.save(tmp / "graph")
         self.manifest = {
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(),
+            "corpus": {"name": self.corpus.name, "hash": self.corpus.content_hash(content),
                        "records": len(self.corpus), "edges": len(self.corpus.edges),
                        "title_weight": self.corpus.title_weight, "alias_weight": self.corpus.alias_weight},
             "lexical": lexical,

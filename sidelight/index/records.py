@@ -11,23 +11,28 @@ is. Both were checked when the index was built, so reading them again checks onl
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..corpus.model import Edge, Record, json_str, json_strs
+from ..corpus.model import Edge, Record, hash_line, quoted
 from ..errors import IndexFormatError
 from ..store.column import StringColumn, write_column
 
 
-def write_records(folder: Path, records: Iterable[Record]) -> None:
-    """`records.jsonl` with its offset table, and the id and title columns."""
+def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Hash | None" = None) -> None:
+    """`records.jsonl` with its offset table, and the id and title columns; feeds `content` each
+    record's line of the corpus content hash (`Corpus.content_hash`) on the way."""
     offsets, ids, titles = [0], [], []
     with open(folder / "records.jsonl", "wb") as f:
         for r in records:
-            line = record_line(r).encode("utf-8") + b"\n"
+            q = quoted(r)
+            if content is not None:
+                content.update(hash_line(q))
+            line = record_line(r, q).encode("utf-8") + b"\n"
             f.write(line)
             offsets.append(offsets[-1] + len(line))
             ids.append(r.id)
@@ -37,12 +42,13 @@ def write_records(folder: Path, records: Iterable[Record]) -> None:
     write_column(folder, "titles", titles)
 
 
-def record_line(r: Record) -> str:
+def record_line(r: Record, q: tuple[str, str, str, str] | None = None) -> str:
     """`json.dumps` of the record as a JSON object (id, title, text, metadata, aliases), assembled
-    from json's own string quoting: the same text, several times faster per record."""
+    from json's own string quoting (`q`: the record's `quoted` parts): the same text, faster."""
+    qid, qtitle, qtext, qaliases = q or quoted(r)
     meta = json.dumps(r.metadata, ensure_ascii=False) if r.metadata else "{}"
-    return (f'{{"id": {json_str(r.id)}, "title": {json_str(r.title)}, "text": {json_str(r.text)}, '
-            f'"metadata": {meta}, "aliases": {json_strs(r.aliases)}}}')
+    return f'{{"id": {qid}, "title": {qtitle}, "text": {qtext}, "metadata": {meta}, "aliases": {qaliases}}}'
+
 
 
 def write_edges(folder: Path, edges: Iterable[Edge]) -> None:

@@ -100,15 +100,15 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     df = np.zeros(n_terms, dtype=np.int64)
     for part in df_parts:
         df[:len(part)] += part
-    del df_parts
+    df_parts.clear()
     row_counts = np.concatenate(counts)
     block_rows = [len(c) for c in counts]
     block_nnz = [int(c.sum()) for c in counts]
-    del counts
+    counts.clear()
     nnz = int(row_counts.sum())
     idx = _index_dtype(nnz, n_docs, n_terms)
     doc_len = np.concatenate(lengths).astype(np.float64)
-    del lengths
+    lengths.clear()
     avgdl = float(doc_len.mean()) if n_docs else 0.0
     df_f = df.astype(np.float64)
     idf = bm25_idf(df_f, n_docs, params.variant)

@@ -236,7 +236,7 @@ class LexicalIndex:
         return bm25_idf(self.df if terms is None else self.df[terms], self.n_docs, self.params.variant)
 
     def _bm25_weights(self) -> sp.csc_matrix:
-        p, n = self.params, self.n_docs
+        p = self.params
         tf = self.tf  # CSR: weights are computed in row order, then transposed (rows stay sorted)
         idf = self.idf()
         norm = bm25_norm(self.doc_len, self.avgdl, p)

@@ -88,11 +88,15 @@ def _rehash(key_hash, n_keys, size):
 
 def _count_rows(ids, lengths, n_terms):
     """Per record (`lengths[d]` consecutive term ids, -1 for a dropped token): its distinct terms in
-    ascending order and how often each occurs. Returns (terms per record, terms, counts)."""
+    ascending order and how often each occurs. Returns (terms per record, terms, counts).
+
+    Distinct terms are found with a last-seen mark per term; rows are then put in term order by
+    two stable counting sorts (by term, then back by record), O(postings + terms)."""
     n_docs = len(lengths)
     row_counts = np.zeros(n_docs, dtype=np.int64)
     terms = np.empty(len(ids), dtype=np.int32)
     counts = np.empty(len(ids), dtype=np.int32)
+    docs = np.empty(len(ids), dtype=np.int64)
     last = np.full(n_terms, -1, dtype=np.int64)
     slot = np.zeros(n_terms, dtype=np.int64)
     o = 0
@@ -109,12 +113,30 @@ def _count_rows(ids, lengths, n_terms):
                 slot[t] = o
                 terms[o] = t
                 counts[o] = 1
+                docs[o] = d
                 o += 1
             else:
                 counts[slot[t]] += 1
-        if o - start > 1:
-            order = np.argsort(terms[start:o])  # distinct keys: any sort gives the one order
-            terms[start:o] = terms[start:o][order]
-            counts[start:o] = counts[start:o][order]
         row_counts[d] = o - start
-    return row_counts, terms[:o].copy(), counts[:o].copy()
+    at = np.zeros(n_terms + 1, dtype=np.int64)  # by term: where each term's entries begin
+    for i in range(o):
+        at[terms[i] + 1] += 1
+    for t in range(n_terms):
+        at[t + 1] += at[t]
+    by_term = np.empty(o, dtype=np.int64)  # entry indices in (term, record) order
+    for i in range(o):
+        t = terms[i]
+        by_term[at[t]] = i
+        at[t] += 1
+    row_at = np.zeros(n_docs, dtype=np.int64)  # back by record, terms now ascending within each
+    for d in range(1, n_docs):
+        row_at[d] = row_at[d - 1] + row_counts[d - 1]
+    out_terms = np.empty(o, dtype=np.int32)
+    out_counts = np.empty(o, dtype=np.int32)
+    for j in range(o):
+        i = by_term[j]
+        d = docs[i]
+        out_terms[row_at[d]] = terms[i]
+        out_counts[row_at[d]] = counts[i]
+        row_at[d] += 1
+    return row_counts, out_terms, out_counts
