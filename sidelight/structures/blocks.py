@@ -7,13 +7,15 @@ one value per record or term, and one block:
 
 1. **Count.** Records are tokenized and counted `block` at a time (`lexical._count`, the build's
    fast path, with one vocabulary across blocks, so term ids are those of a single pass). Each
-   block's counts are appended to `tf_data.npy` / `tf_indices.npy` by plain writes, and its
-   document lengths and document frequencies are kept.
-2. **Weigh and transpose.** With N, avgdl and df known, BM25 weights are term-major (CSC). The
-   terms are cut into ranges of at most `budget` postings; for each range, every block is read
-   back, weighed (`lexical.weigh`, the same float operations as the in-memory build), transposed
-   by scipy, and its slice of the range scattered into place; the range is then appended to
-   `bm25_data.npy` / `bm25_indices.npy`, with its pruning bounds and dense rows.
+   block's counts are spilled to a raw file by plain writes, and its document lengths and
+   document frequencies are kept.
+2. **Partition.** With the document frequencies known, the terms are cut into ranges of at most
+   `budget` postings. One pass over the spilled counts writes the `.npy` files of the counts and
+   appends each block's postings to the bucket file of their term range (rows stay ascending).
+3. **Weigh and transpose.** With N, avgdl and df known, each bucket is read back, weighed
+   (`lexical.weigh`, the same float operations as the in-memory build) and put in term-major
+   order by scipy's stable counting sort (COO to CSC), then appended to `bm25_data.npy` /
+   `bm25_indices.npy`, with its terms' pruning bounds and dense rows.
 
 Arrays are written with `numpy.lib.format` headers and plain `write` calls (never a writable
 memory map, whose dirty pages would count against the process), and read back with `fromfile`.
@@ -31,8 +33,8 @@ from ..store.column import write_column
 from ..text import Tokenizer, TokenizerConfig
 from .lexical import BM25Params, _count, bm25_idf, bm25_norm, common_terms, weigh
 
-BLOCK = 16384  # records counted per block
-BUDGET = 1 << 24  # postings weighed and transposed per term range (16.8M: about 200 MB of buffers)
+BLOCK = 8192  # records counted per block
+BUDGET = 1 << 21  # postings weighed and transposed per term range (2.1M: about 100 MB of buffers)
 
 
 def _index_dtype(*extents: int) -> type:
@@ -53,7 +55,7 @@ class _NpyWriter:
     def append(self, a: np.ndarray) -> None:
         a = np.ascontiguousarray(a, dtype=self.dtype)
         self.left -= a.size
-        self.f.write(a.tobytes())
+        a.tofile(self.f)
 
     def close(self) -> None:
         self.f.close()
@@ -114,21 +116,40 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     idf = bm25_idf(df_f, n_docs, params.variant)
     norm = bm25_norm(doc_len, avgdl, params)
 
-    # the term counts: the raw spill gets its .npy header (a copy by plain reads and writes)
-    tf_at = {}  # where each counts file's values begin (after its header)
-    for name in ("data", "indices"):
-        out = _NpyWriter(folder / f"tf_{name}.npy", np.int32, (nnz,))
-        with open(folder / f".{name}.raw", "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 24), b""):
-                out.append(np.frombuffer(chunk, dtype=np.int32))
+    # one pass over the spill: the term counts get their .npy files, and every posting goes to the
+    # bucket of its term range (rows ascending within each bucket, as blocks come in row order)
+    ranges = _term_ranges(df, budget)
+    bucket_of = np.repeat(np.arange(len(ranges), dtype=np.int64), [hi - lo for lo, hi in ranges])
+    tf_out = {name: _NpyWriter(folder / f"tf_{name}.npy", np.int32, (nnz,)) for name in ("data", "indices")}
+    raw = {name: open(folder / f".{name}.raw", "rb") for name in ("data", "indices")}
+    buckets = [{part: folder / f".bucket-{r}.{part}" for part in ("rows", "terms", "tf")} for r in range(len(ranges))]
+    first_row = 0
+    for b, n_rows in enumerate(block_rows):
+        tf = np.fromfile(raw["data"], dtype=np.int32, count=block_nnz[b])
+        terms = np.fromfile(raw["indices"], dtype=np.int32, count=block_nnz[b])
+        tf_out["data"].append(tf)
+        tf_out["indices"].append(terms)
+        rows = np.repeat(np.arange(first_row, first_row + n_rows, dtype=idx), row_counts[first_row:first_row + n_rows])
+        first_row += n_rows
+        bucket = bucket_of[terms]
+        order = np.argsort(bucket, kind="stable")
+        cuts = np.cumsum(np.bincount(bucket, minlength=len(ranges)))
+        for r, (a, z) in enumerate(zip(np.concatenate([[0], cuts[:-1]]), cuts)):
+            if z > a:
+                pick = order[a:z]
+                for part, values in (("rows", rows), ("terms", terms), ("tf", tf)):
+                    with open(buckets[r][part], "ab") as f:
+                        values[pick].tofile(f)
+    for f in raw.values():
+        f.close()
+    for name, out in tf_out.items():
         out.close()
-        tf_at[name] = out.offset
         (folder / f".{name}.raw").unlink()
-    tf_indptr = np.zeros(n_docs + 1, dtype=_index_dtype(nnz, n_docs, n_terms))
+    tf_indptr = np.zeros(n_docs + 1, dtype=idx)
     np.cumsum(row_counts, out=tf_indptr[1:])
     np.save(folder / "tf_indptr.npy", tf_indptr, allow_pickle=False)
 
-    # BM25 weights, term-major, range by range
+    # BM25 weights, term-major, one bucket (term range) at a time
     col_ptr = np.zeros(n_terms + 1, dtype=idx)
     np.cumsum(df, out=col_ptr[1:])
     common = common_terms(df_f, n_docs)
@@ -138,42 +159,29 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     w_data = _NpyWriter(folder / "bm25_data.npy", np.float64, (nnz,))
     w_rows = _NpyWriter(folder / "bm25_indices.npy", idx, (nnz,))
     dense = _NpyWriter(folder / "dense.npy", np.float64, (len(common), n_docs))
-    block_first_row = np.concatenate([[0], np.cumsum(block_rows)]).astype(np.int64)
-    block_first_entry = np.concatenate([[0], np.cumsum(block_nnz)]).astype(np.int64)
-    for lo, hi in _term_ranges(df, budget):
-        base = int(col_ptr[lo])
-        data = np.empty(int(col_ptr[hi]) - base)
-        rows = np.empty(len(data), dtype=idx)
-        cursor = col_ptr[lo:hi].astype(np.int64) - base
-        for b, n_rows in enumerate(block_rows):
-            e0, e1 = int(block_first_entry[b]), int(block_first_entry[b + 1])
-            tf = np.fromfile(folder / "tf_data.npy", dtype=np.int32, count=e1 - e0,
-                             offset=tf_at["data"] + 4 * e0).astype(np.float64)
-            terms = np.fromfile(folder / "tf_indices.npy", dtype=np.int32, count=e1 - e0,
-                                offset=tf_at["indices"] + 4 * e0)
-            keep = (terms >= lo) & (terms < hi)
-            local_rows = np.repeat(np.arange(n_rows), row_counts[block_first_row[b]:block_first_row[b + 1]])
-            tf, terms, local_rows = tf[keep], terms[keep] - lo, local_rows[keep]
-            q = norm[block_first_row[b] + local_rows]
-            weigh(tf, q, idf[terms + lo], params)
-            csc = sp.csr_matrix((q, terms, np.concatenate([[0], np.cumsum(np.bincount(local_rows, minlength=n_rows))])),
-                                shape=(n_rows, hi - lo)).tocsc()  # rows stay ascending within a term
-            per_term = np.diff(csc.indptr)
-            at = np.repeat(cursor - csc.indptr[:-1], per_term) + np.arange(csc.nnz)
-            data[at] = csc.data
-            rows[at] = csc.indices + block_first_row[b]
-            cursor += per_term
-        seg = col_ptr[lo:hi + 1].astype(np.int64) - base
+    for (lo, hi), files in zip(ranges, buckets):
+        if not files["rows"].exists():
+            continue  # no posting in this range (only terms of df 0)
+        rows = np.fromfile(files["rows"], dtype=idx)
+        terms = np.fromfile(files["terms"], dtype=np.int32)
+        q = norm[rows]
+        weigh(np.fromfile(files["tf"], dtype=np.int32).astype(np.float64), q, idf[terms], params)
+        # a stable counting sort by term: rows stay ascending within each term
+        csc = sp.csc_matrix((q, (rows, terms - lo)), shape=(n_docs, hi - lo))
+        del rows, terms, q
+        for path in files.values():
+            path.unlink()
+        data, seg = csc.data, csc.indptr.astype(np.int64)
         nz = np.flatnonzero(np.diff(seg) > 0)
         if len(nz):
             ub[lo + nz] = np.maximum.reduceat(data, seg[:-1][nz])
         for t in common[(common >= lo) & (common < hi)]:
             row = np.zeros(n_docs)
             a, z = seg[t - lo], seg[t - lo + 1]
-            row[rows[a:z]] = data[a:z]
+            row[csc.indices[a:z]] = data[a:z]
             dense.append(row)
         w_data.append(data)
-        w_rows.append(rows)
+        w_rows.append(csc.indices)
     for writer in (w_data, w_rows, dense):
         writer.close()
     np.save(folder / "bm25_indptr.npy", col_ptr, allow_pickle=False)
