@@ -8,7 +8,7 @@ many queries rank identically (ids in order) and the largest score difference.
 The reference comes from the code before the change, run by this same script:
 
     git worktree add /tmp/old 43ac9da
-    PYTHONPATH=/tmp/old .venv/bin/python bench/parity.py --json bench/results/parity-before.json
+    .venv/bin/python bench/parity.py --code /tmp/old --json bench/results/parity-before.json
     .venv/bin/python bench/parity.py --json bench/results/parity-after.json \
         --compare bench/results/parity-before.json
 
@@ -26,6 +26,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+if "--code" in sys.argv:  # rank with another checkout; an editable install would win over PYTHONPATH
+    sys.meta_path = [f for f in sys.meta_path if "editable" not in type(f).__module__
+                     and "editable" not in (getattr(f, "__module__", "") or "")]
+    sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
 from _common import print_table, write_json  # noqa: E402
 
@@ -71,9 +75,9 @@ def with_vectors(index: Index, name: str) -> Index:
     return index
 
 
-def rank_all(index: Index, queries: dict[str, str]) -> dict:
+def rank_all(index: Index, queries: dict[str, str], only: set[str] | None = None) -> dict:
     out = {}
-    for method in sorted(set(available_methods()) - SKIP):
+    for method in sorted((set(available_methods()) - SKIP) & (only or set(available_methods()))):
         m = get_method(method)
         runs = {}
         for qid in sorted(queries):
@@ -105,11 +109,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", type=Path, required=True, help="write the rankings here")
     ap.add_argument("--compare", type=Path, help="a reference written by this script (e.g. before a refactor)")
+    ap.add_argument("--methods", help="comma-separated methods to rank (default: every registered one)")
+    ap.add_argument("--code", type=Path, help="rank with the sidelight package of this checkout (e.g. a git worktree)")
     args = ap.parse_args()
     rankings = {"sidelight": str(Path(sidelight.__file__).parent), "depth": DEPTH}
     for name, (corpus, queries) in corpora().items():
         print(f"{name}: {len(corpus)} records, {len(queries)} queries", file=sys.stderr)
-        rankings[name] = rank_all(with_vectors(Index.build(corpus, progress=False), name), queries)
+        only = set(args.methods.split(",")) if args.methods else None
+        rankings[name] = rank_all(with_vectors(Index.build(corpus, progress=False), name), queries, only)
     write_json(args.json, rankings)
     if args.compare is None:
         return 0

@@ -22,6 +22,8 @@ from ..corpus.model import Edge, Record, hash_line, quoted
 from ..errors import IndexFormatError
 from ..store.column import StringColumn, write_column
 
+_ITER_CHUNK = 4096  # records decoded per slice of the mapping when iterating
+
 
 def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Hash | None" = None) -> None:
     """`records.jsonl` with its offset table, and the id and title columns; feeds `content` each
@@ -87,9 +89,13 @@ class RecordFile(Sequence[Record]):
         return self._parse(self._data[self._off[i]:self._off[i + 1]].tobytes(), i)
 
     def __iter__(self) -> Iterator[Record]:
-        with open(self.path, "rb") as f:
-            for i, line in enumerate(f):
-                yield self._parse(line, i)
+        off = self._off
+        for lo in range(0, len(self), _ITER_CHUNK):  # from the mapping: valid after the file is pruned
+            hi = min(lo + _ITER_CHUNK, len(self))
+            start = int(off[lo])
+            blob, ends = self._data[start:int(off[hi])].tobytes(), (off[lo:hi + 1] - start).tolist()
+            for i in range(hi - lo):
+                yield self._parse(blob[ends[i]:ends[i + 1]], lo + i)
 
     def _parse(self, line: bytes, i: int) -> Record:
         try:
@@ -104,12 +110,17 @@ class EdgeFile(Sequence[Edge]):
 
     def __init__(self, path: Path, count: int):
         self.path, self._count, self._edges = path, count, None
+        try:  # held open, so the edges can be read after a later writer prunes this generation
+            self._file = open(path, "rb")
+        except OSError as exc:
+            raise IndexFormatError(f"{path}: cannot read the edges ({exc.strerror or exc})") from exc
 
     def _load(self) -> list[Edge]:
         if self._edges is None:
             try:
-                with open(self.path, encoding="utf-8") as f:
-                    edges = [Edge(*json.loads(line)) for line in f if line.strip()]
+                self._file.seek(0)
+                edges = [Edge(*json.loads(line)) for line in self._file if line.strip()]
+                self._file.close()
             except (OSError, ValueError, TypeError) as exc:
                 raise IndexFormatError(f"{self.path}: cannot read the edges ({exc})") from exc
             if len(edges) != self._count:

@@ -130,3 +130,15 @@ def test_record_lines_and_the_content_hash_are_json_dumps(rid, title, text, alia
     expected = hashlib.sha256(json.dumps([rid, title, text, aliases], ensure_ascii=False).encode() + b"\n"
                               + b"--edges--\n").hexdigest()
     assert Corpus("c", [r]).content_hash() == expected
+
+
+def test_an_opened_index_still_reads_its_records_after_later_writes_prune_its_generation(tmp_path, toy_corpus):
+    path = Index.build(toy_corpus, progress=False).save(tmp_path / "idx")
+    opened = Index.load(path)
+    first = store.current_generation(path)
+    for _ in range(3):
+        opened.save(path)
+    assert not (path / first).exists()  # pruned: the object reads from its mappings and open files
+    assert list(opened.corpus.records) == list(toy_corpus.records)
+    assert list(opened.corpus.edges) == list(toy_corpus.edges)
+    assert opened.search("cat mat", k=3).ids == ["d0", "d1", "d3"] == Index.load(path).search("cat mat", k=3).ids

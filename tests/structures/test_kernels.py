@@ -253,10 +253,13 @@ def _counts(texts, config):
 @needs_numba
 @pytest.mark.parametrize("config", [lexical.TokenizerConfig(),
                                     lexical.TokenizerConfig(min_length=2, stopwords="lucene-en-v1", stem="english")])
-def test_compiled_counting_equals_the_reference_on_scifact(scifact_corpus, config):
-    texts = [scifact_corpus.indexed_text(r) for r in scifact_corpus.records][:3000]
+def test_compiled_counting_equals_the_reference_on_scifact_and_foldoc(scifact_corpus, config):
+    from sidelight.corpus.foldoc import load_foldoc
+
     assert kernels.enabled()
-    assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
+    for corpus in (scifact_corpus, load_foldoc()):
+        texts = [corpus.indexed_text(r) for r in corpus.records]
+        assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
 
 
 @needs_numba
