@@ -141,4 +141,6 @@ def test_an_opened_index_still_reads_its_records_after_later_writes_prune_its_ge
     assert not (path / first).exists()  # pruned: the object reads from its mappings and open files
     assert list(opened.corpus.records) == list(toy_corpus.records)
     assert list(opened.corpus.edges) == list(toy_corpus.edges)
-    assert opened.search("cat mat", k=3).ids == ["d0", "d1", "d3"] == Index.load(path).search("cat mat", k=3).ids
+    expected = Index.build(toy_corpus, progress=False).search("cat mat", k=3)
+    assert opened.search("cat mat", k=3) == expected == Index.load(path).search("cat mat", k=3)
+    assert len(expected) == 3
