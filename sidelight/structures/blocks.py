@@ -72,19 +72,22 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     folder.mkdir()
     tokenizer = Tokenizer(tokenizer_config)
     vocab: dict[str, int] = {}
-    counts, lengths, df_parts = [], [], []
+    counts, lengths = [], []
+    df = np.zeros(0, dtype=np.int64)
     spill = {name: open(folder / f".{name}.raw", "wb") for name in ("data", "indices")}
     batch: list[str] = []
 
     def flush() -> None:
+        nonlocal df
         m = _count(batch, tokenizer, vocab, None)
-        spill["data"].write(m.data.astype(np.int32).tobytes())
-        spill["indices"].write(m.indices.astype(np.int32).tobytes())
+        m.data.astype(np.int32).tofile(spill["data"])
+        m.indices.astype(np.int32).tofile(spill["indices"])
         per_row = np.diff(m.indptr)
         counts.append(per_row)
         lengths.append(np.bincount(np.repeat(np.arange(len(batch)), per_row), weights=m.data,
                                    minlength=len(batch)))
-        df_parts.append(np.bincount(m.indices, minlength=len(vocab)))
+        df = np.concatenate([df, np.zeros(len(vocab) - len(df), dtype=np.int64)])  # the vocabulary grew
+        df += np.bincount(m.indices, minlength=len(vocab))
         if progress is not None:
             progress(len(batch))
         batch.clear()
@@ -99,10 +102,6 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
         f.close()
 
     n_docs, n_terms = sum(map(len, counts)), len(vocab)
-    df = np.zeros(n_terms, dtype=np.int64)
-    for part in df_parts:
-        df[:len(part)] += part
-    df_parts.clear()
     row_counts = np.concatenate(counts)
     block_rows = [len(c) for c in counts]
     block_nnz = [int(c.sum()) for c in counts]

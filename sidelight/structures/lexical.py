@@ -95,6 +95,7 @@ class LexicalIndex:
         self._vocab: list[str] | None = list(vocab)
         self._term_id: dict[str, int] | None = None
         self._sorted_vocab: tuple[StringColumn, np.ndarray] | None = None  # an opened index's vocabulary
+        self._lookups = 0
         self._tf: sp.csr_matrix | None = tf.tocsr().astype(np.float64)
         self._tf_files: tuple[np.ndarray, ...] | None = None
         self._derive()
