@@ -74,10 +74,10 @@ class StringColumn(Sequence[str]):
         return self._blob[self._off[i]:self._off[i + 1]].tobytes()
 
 
-def sorted_position(column: Sequence[bytes] | StringColumn, key: bytes) -> int:
+def sorted_position(column: StringColumn, key: bytes) -> int:
     """Index of `key` in a column sorted by bytes, or -1 (binary search, O(log n) reads)."""
     lo, hi = 0, len(column)
-    get = column.bytes_at if isinstance(column, StringColumn) else column.__getitem__
+    get = column.bytes_at
     while lo < hi:
         mid = (lo + hi) // 2
         if get(mid) < key:

@@ -29,9 +29,8 @@ from typing import BinaryIO, Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from ..store.column import write_column
 from ..text import Tokenizer, TokenizerConfig
-from .lexical import BM25Params, _count, bm25_idf, bm25_norm, common_terms, weigh
+from .lexical import BM25Params, _count, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
 
 BLOCK = 8192  # records counted per block
 BUDGET = 1 << 21  # postings weighed and transposed per term range (2.1M: about 100 MB of buffers)
@@ -186,10 +185,7 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     np.save(folder / "bm25_indptr.npy", col_ptr, allow_pickle=False)
     for name, array in (("doc_len", doc_len), ("df", df_f), ("ub", ub), ("dense_row", dense_row)):
         np.save(folder / f"{name}.npy", array, allow_pickle=False)
-    terms_by_id = list(vocab)
-    order = sorted(range(n_terms), key=lambda i: terms_by_id[i].encode("utf-8"))
-    write_column(folder, "vocab", (terms_by_id[i] for i in order))
-    np.save(folder / "vocab_ids.npy", np.asarray(order, dtype=np.int64), allow_pickle=False)
+    write_vocab(folder, list(vocab))
     return {"tokenizer": tokenizer_config.to_dict(), "bm25": params.to_dict(), "terms": n_terms}
 
 

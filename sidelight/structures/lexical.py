@@ -77,6 +77,13 @@ def weigh(tf: np.ndarray, q: np.ndarray, idf: np.ndarray, p: BM25Params) -> None
     q *= idf
 
 
+def write_vocab(folder: Path, vocab: list[str]) -> None:
+    """The vocabulary as a byte-sorted string column plus the term id of each entry (`vocab_ids.npy`)."""
+    order = sorted(range(len(vocab)), key=lambda i: vocab[i].encode("utf-8"))
+    write_column(folder, "vocab", (vocab[i] for i in order))
+    np.save(folder / "vocab_ids.npy", np.asarray(order, dtype=np.int64), allow_pickle=False)
+
+
 def common_terms(df: np.ndarray, n_docs: int) -> np.ndarray:
     """Terms that get a dense weight row for pruning: those in at least 1/4 of the records, on large corpora."""
     if n_docs < _PRUNE_MIN_DOCS:
@@ -170,9 +177,7 @@ class LexicalIndex:
                   "dense": self._dense}
         for name, array in arrays.items():
             np.save(folder / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-        order = sorted(range(self.n_terms), key=lambda i: self.vocab[i].encode("utf-8"))
-        write_column(folder, "vocab", (self.vocab[i] for i in order))
-        np.save(folder / "vocab_ids.npy", np.asarray(order, dtype=np.int64), allow_pickle=False)
+        write_vocab(folder, self.vocab)
         return {"tokenizer": self.tokenizer_config.to_dict(), "bm25": self.params.to_dict(), "terms": self.n_terms}
 
     @classmethod
