@@ -48,10 +48,17 @@ class Hit:
 class Results(Sequence[Hit]):
     """The ranked hits of one query, best first (a sequence of `Hit`; equal when the hits are)."""
 
-    def __init__(self, hits: Sequence[Hit], query: str = "", method: str = "") -> None:
+    def __init__(self, hits: Sequence[Hit], query: str = "", method: str = "",
+                 coverage: tuple[int, int] | None = None) -> None:
         self.hits = tuple(hits)
         self.query = query
         self.method = method
+        self.coverage = coverage  # a sharded index's (shards that answered, shards); None: not sharded
+
+    @property
+    def partial(self) -> bool:
+        """True when some shard failed or missed the time budget: the hits cover only part of the index."""
+        return self.coverage is not None and self.coverage[0] < self.coverage[1]
 
     def __len__(self) -> int:
         return len(self.hits)

@@ -39,6 +39,13 @@ def register(sub) -> None:
     p.add_argument("--ann-connectivity", type=int, default=None, help="HNSW connectivity (M) for --ann (default 32)")
     p.add_argument("--ann-expansion-add", type=int, default=None, help="HNSW expansion at build for --ann (default 128)")
     p.add_argument("--ann-expansion-search", type=int, default=None, help="HNSW expansion at query for --ann (default 128)")
+    p.add_argument("--shards", type=int, default=None, metavar="N",
+                   help="write N shards (IDX/shards/0..N-1, records by a stable hash of the id) that score with "
+                        "the whole collection's statistics: the same scores as one index")
+    p.add_argument("--ray", metavar="auto|ADDRESS", default=None,
+                   help="with --shards: count the shards and encode --dense vectors on Ray (auto: the cluster "
+                        "running here, else a local one; needs pip install 'sidelight[ray]')")
+    p.add_argument("--workers", type=int, default=None, help="with --ray and --dense: encoder actors (default 2)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_index)
 
@@ -76,13 +83,28 @@ def run_index(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} must be >= {least}, got {value}")
     if not args.k1 >= 0 or not 0 <= args.b <= 1:
         raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={args.k1}, b={args.b}")
+    if args.shards is not None and args.shards < 1:
+        raise InputError(f"--shards must be >= 1, got {args.shards}")
+    if args.ray and args.shards is None:
+        raise InputError("--ray builds a sharded index: give --shards N as well")
+    if args.shards is not None and args.ann:
+        raise InputError("--ann is not available with --shards (each shard would need its own graph)")
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
     store.check_destination(args.output, args.force)  # refuse before the (long) build, not after
+    if args.ray:
+        from ..index import ray_shards
+
+        ray_shards.connect(args.ray)
     corpus = load_source(args.source)
     if args.title_weight is not None:
         corpus.title_weight = args.title_weight
     tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
     dense = None
-    if args.dense:
+    if args.dense and args.ray:
+        dense = ray_shards.ray_encode([corpus.indexed_text(r) for r in corpus.records], args.dense,
+                                      args.workers or 2, args.batch_size)
+    elif args.dense:
         dense = DenseStore.build([corpus.indexed_text(r) for r in corpus.records], args.dense, args.batch_size,
                                  args.threads, progress=not args.quiet)
         if args.ann:
@@ -91,9 +113,17 @@ def run_index(args: argparse.Namespace) -> int:
             given = {"connectivity": args.ann_connectivity, "expansion_add": args.ann_expansion_add,
                      "expansion_search": args.ann_expansion_search}
             dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
-    index = Index.write(corpus, args.output, tok, BM25Params(args.k1, args.b, args.variant), dense=dense,
-                        force=args.force, progress=not args.quiet)
-    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {index.lexical.n_terms} terms -> {args.output}")
+    params = BM25Params(args.k1, args.b, args.variant)
+    if args.shards is not None:
+        from ..index.sharded import ShardedIndex
+
+        builders = ray_shards.ray_builders if args.ray else None
+        index = ShardedIndex.write(corpus, args.output, args.shards, tok, params, dense=dense, force=args.force,
+                                   progress=not args.quiet, builders=builders)
+    else:
+        index = Index.write(corpus, args.output, tok, params, dense=dense, force=args.force, progress=not args.quiet)
+    shards = f" in {args.shards} shards {index.manifest['shards']['records']}" if args.shards else ""
+    print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {index.lexical.n_terms} terms{shards} -> {args.output}")
     if index.dense is not None:
         print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
               f"{index.dense.truncated_docs} of {len(corpus)} records truncated at {index.dense.identity['max_length']} tokens")

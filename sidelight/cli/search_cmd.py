@@ -44,11 +44,13 @@ def register(sub) -> None:
 
 def run_search(args: argparse.Namespace) -> int:
     k = check_top_k(args)
-    method = get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
+    params = parse_params(args.param)
+    get_method(args.method, **params)  # before loading: bad params fail fast
     index = Index.load(args.index)
-    hits = index.results(index.rank(method, args.query, k, parse_filter(args.filter)), args.query, args.method)
+    hits = index.search(args.query, args.method, k, parse_filter(args.filter), **params)
     if args.json:
-        print_json({"query": args.query, "method": args.method, "hits": hits.to_dicts()})
+        shards = {} if hits.coverage is None else {"partial": hits.partial, "coverage": "%d/%d" % hits.coverage}
+        print_json({"query": args.query, "method": args.method, "hits": hits.to_dicts(), **shards})
     else:
         table(f"{args.method}: {args.query}", ["rank", "id", "score", "title"],
               [(h.rank, h.id, h.score, h.title[:80]) for h in hits], [True, False, True, False])

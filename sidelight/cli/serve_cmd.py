@@ -24,6 +24,9 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--lab", type=Path, metavar="DIR", help="a lab run dir: its latest report.html is shown on the page")
     p.add_argument("--budget-ms", type=int, default=None, help="default time budget per request (ms)")
+    p.add_argument("--ray", metavar="auto|ADDRESS", default=None,
+                   help="a sharded index: serve each shard from a Ray actor (auto: the cluster running here, "
+                        "else a local one; needs pip install 'sidelight[ray]')")
     _access_args(p)
     p.set_defaults(func=run_serve)
 
@@ -99,6 +102,10 @@ def _service(args, interface: str):
 
     try:
         index = Index.load(args.index)
+        if getattr(args, "ray", None):
+            from ..index.ray_shards import serve_on_ray
+
+            serve_on_ray(index, args.ray)
         warm_kernels()  # a server takes its start-up cost before the first request, not during it
         return Service(index, interface=interface, lab_dir=getattr(args, "lab", None),
                        default_budget_ms=getattr(args, "budget_ms", None) or DEFAULT_BUDGET_MS)

@@ -11,6 +11,7 @@ import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -142,10 +143,18 @@ class Index:
         return self._state
 
     def search_channels(self, query: str, limit: int = 10, **params):
-        """Independent lexical / relation (/ dense) lanes with their own trace ids; see `sidelight.lanes.channels`."""
+        """Independent lexical / relation (/ dense) lanes with their own trace ids; see `sidelight.lanes.channels`.
+        A sharded index's answer carries its `coverage` (see `watch`)."""
         from ..lanes.channels import search_channels
 
-        return search_channels(self, query, limit, **params)
+        with self.watch() as cov:
+            out = search_channels(self, query, limit, **params)
+        return out if cov is None else replace(out, coverage=cov.pair)
+
+    def watch(self):
+        """A context whose value is the `Coverage` of the queries answered inside it: how many
+        shards of a sharded index answered; None for an index in one piece."""
+        return nullcontext()
 
     # ---- build / save / load --------------------------------------------------------------
     @classmethod
@@ -264,6 +273,10 @@ class Index:
     def _load_generation(cls, root: Path, generation: str, verify: bool) -> "Index":
         path = root / generation
         manifest = store.read_manifest(path, verify=verify)
+        if manifest.get("kind") == "sharded":
+            from .sharded import ShardedIndex
+
+            return ShardedIndex._open(root, generation, manifest, verify)
         try:
             c = manifest["corpus"]
             records = RecordFile(path)
@@ -328,7 +341,12 @@ class Index:
         """
         from ..methods import get_method
 
-        return self.results(self.rank(get_method(method, **params), query, k, where), query, method)
+        return self._answer(get_method(method, **params), query, k, where, method)
+
+    def _answer(self, method: "Method", query: str, k: int | None, where: Where | None, name: str) -> Results:
+        with self.watch() as cov:
+            hits = self.hits(self.rank(method, query, k, where))
+        return Results(hits, query, name, coverage=cov.pair if cov is not None else None)
 
     def rank(self, method: "Method", query: str, k: int | None, where: Where | None = None) -> Ranking:
         """`method.rank(self, query, k)`, restricted to the records `where` admits (see `search`)."""
@@ -374,7 +392,7 @@ class Index:
             warm_kernels()
 
         def one(text: str) -> Results:
-            return self.results(self.rank(m, text, k, where), text, m.name)
+            return self._answer(m, text, k, where, m.name)
 
         with (self.dense.batched_queries(list(queries.values())) if needs_dense else nullcontext()), \
                 progress_bar(len(queries), f"{m.name} queries", progress) as advance, \

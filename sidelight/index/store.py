@@ -46,7 +46,7 @@ TMP_PREFIX = ".gen-tmp-"
 KEEP_PREVIOUS = 1  # generations kept after the current one, for readers that opened it just before a swap
 _GEN_RE = re.compile(rf"^{GEN_PREFIX}(\d{{6,}})$")
 # What sidelight itself keeps at the top of an index folder (anything else is the user's).
-OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", ".lock", ".lock.holder"}
+OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", "shards", ".lock", ".lock.holder"}
 
 
 def sha256_file(path: Path, limit: int | None = None) -> str:

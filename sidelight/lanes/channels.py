@@ -86,12 +86,16 @@ class ChannelsResult:
     agreement_node_ids: list[str]
     descriptions: dict
     dense: LaneResult | None = None
+    coverage: tuple[int, int] | None = None  # a sharded index's (shards that answered, shards)
 
     def lanes(self) -> list[LaneResult]:
         return [lane for lane in (self.lexical, self.dense, self.relation) if lane is not None]
 
     def to_dict(self) -> dict:
-        return envelope(self.query, self.lexical, self.dense, self.relation, self.descriptions)
+        out = envelope(self.query, self.lexical, self.dense, self.relation, self.descriptions)
+        if self.coverage is not None:
+            out["partial"], out["coverage"] = self.coverage[0] < self.coverage[1], "%d/%d" % self.coverage
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)

@@ -136,10 +136,10 @@ def dense_scores(index: "Index", query: str, params: dict) -> np.ndarray:
     q' = normalise((1 - w) q + w · mean of the top dense record vectors), w = `dense_prf_weight`."""
     store = require_dense(index)
     q = np.asarray(store.encode_query(query), dtype=np.float32)
-    vectors = store.vectors
-    scores = (vectors @ q).astype(np.float64)
+    scores = store.scores_of(q)
     n_fb = int(params.get("dense_prf_docs") or 0)
     if n_fb > 0:
+        vectors = store.vectors
         w = float(params["dense_prf_weight"])
         top = top_k(scores, n_fb, index.id_rank, positive_only=False)
         centroid = np.asarray(vectors[np.sort(top.positions)], dtype=np.float64).mean(axis=0)

@@ -17,6 +17,7 @@ was done. The lexical lane is the floor of every answer: it always runs, whateve
 
 from __future__ import annotations
 
+import contextvars
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -99,7 +100,7 @@ class Budget:
             self.skip(name, NO_TIME, fallback, timed_out=True)
             raise StageCut(name)
         t = time.perf_counter()
-        fut: Future = pool.submit(fn)
+        fut: Future = pool.submit(contextvars.copy_context().run, fn)  # the request's context goes along
         try:
             out = fut.result(timeout=wait)
         except FutureTimeout:

@@ -105,6 +105,9 @@ class Service:
             from ..index import Index
 
             new = Index.load(old.path)
+            reopen = getattr(getattr(old, "fanout", None), "shards", None)
+            if hasattr(reopen, "reopen"):  # shards served elsewhere (Ray) follow to the new generation
+                new.fanout.shards = reopen.reopen(new)
             if new.dense is not None and old.dense is not None and new.dense.identity == old.dense.identity:
                 new.dense._embedder = old.dense._embedder  # the same query model: keep it loaded
                 self.dense.store = new.dense
@@ -217,6 +220,12 @@ class Service:
                                                       lambda: self._search(query, method, k, budget_ms, params, filter))
 
     def _search(self, query, method, k, budget_ms, params=None, filter=None) -> dict:
+        idx = self.index  # one generation for the whole call
+        with idx.watch() as cov:
+            out = self._search_in(idx, query, method, k, budget_ms, params, filter)
+        return _covered(out, cov)
+
+    def _search_in(self, idx, query, method, k, budget_ms, params, filter) -> dict:
         q = check_query(query)
         k = check_int(k, "k", 1, MAX_K, 10)
         b = self._budget(budget_ms)
@@ -224,7 +233,6 @@ class Service:
         chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
         where = check_filter(filter)
         needs_dense = "dense" in method_spec(method).needs
-        idx = self.index  # one generation for the whole call
         if needs_dense and idx.dense is None:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs dense vectors and this index has "
                            "none; rebuild it with `sidelight index SOURCE --dense minilm`, or use a lexical method")
@@ -276,12 +284,17 @@ class Service:
         return self._logged("channels", query, lambda: self._channels(query, limit, budget_ms, dense, relation))
 
     def _channels(self, query, limit, budget_ms, dense, relation=None) -> dict:
+        idx = self.index  # one generation for the whole call
+        with idx.watch() as cov:
+            out = self._channels_in(idx, query, limit, budget_ms, dense, relation)
+        return _covered(out, cov)
+
+    def _channels_in(self, idx, query, limit, budget_ms, dense, relation) -> dict:
         q = check_query(query)
         limit = check_int(limit, "limit", 1, self.max_limit, 10)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
         rel_params = check_params("relation", check_params_object(relation))
         b = self._budget(budget_ms)
-        idx = self.index
         lexical = b.timed("lexical", lambda: lexical_lane(idx, q, limit))
         dense_res: LaneResult | None = None
         cos = None
@@ -476,3 +489,11 @@ class Service:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _covered(out: dict, cov) -> dict:
+    """A sharded index's answer says how many shards answered; a shard missing makes it `partial`."""
+    if cov is not None:
+        out["partial"] = bool(out.get("partial")) or cov.answered < cov.shards
+        out["coverage"] = cov.to_dict()["coverage"]
+    return out

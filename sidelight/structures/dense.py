@@ -26,6 +26,14 @@ if TYPE_CHECKING:
     from .ann import AnnIndex, AnnParams
 
 
+def cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Dot products of `q` with every row, as float64. The float32 products are summed row by row
+    (einsum, not BLAS, whose kernels and thread splits sum rows differently by where they sit):
+    a record's score depends only on its vector, so equal vectors tie exactly and a shard scores
+    a record exactly as the whole index does."""
+    return np.einsum("ij,j->i", vectors, np.asarray(q, dtype=np.float32)).astype(np.float64)
+
+
 @dataclass
 class DenseStore:
     """Record vectors (rows in corpus order) and the model that made them."""
@@ -86,7 +94,11 @@ class DenseStore:
 
     def scores(self, query: str) -> np.ndarray:
         """Cosine of the query with every record (vectors are unit length)."""
-        return (self.vectors @ self.encode_query(query)).astype(np.float64)
+        return self.scores_of(self.encode_query(query))
+
+    def scores_of(self, q: np.ndarray) -> np.ndarray:
+        """Cosine of a query vector with every record (see `cosines`)."""
+        return cosines(self.vectors, q)
 
     # ---- ANN graph (optional) --------------------------------------------------------------------
     def build_ann(self, params: "AnnParams | None" = None) -> "AnnIndex":

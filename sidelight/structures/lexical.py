@@ -54,12 +54,32 @@ class BM25Params:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Collection:
+    """The statistics BM25 and TF-IDF score with: the record count, the total length (avgdl is
+    total / count) and the df of each of the index's terms. An index scores with its own; a shard
+    scores with its whole collection's (`LexicalIndex.rescope`), so its scores are the unsharded index's."""
+
+    n_docs: int
+    total_len: float
+    df: np.ndarray
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_len / self.n_docs if self.n_docs else 0.0
+
+
 def bm25_idf(df: np.ndarray, n: int, variant: str) -> np.ndarray:
     """idf of document frequencies `df` among `n` records (see `BM25Params`); df 0 counts as 1."""
     df = np.maximum(df, 1.0)
     if variant == "atire":
         return np.log(n / df)
     return np.log1p((n - df + 0.5) / (df + 0.5))
+
+
+def tfidf_idf(df: np.ndarray, n: int) -> np.ndarray:
+    """Carrier's TF-IDF idf, ln((N+1)/(df+1)) + 1."""
+    return np.log((n + 1.0) / (df + 1.0)) + 1.0
 
 
 def bm25_norm(doc_len: np.ndarray, avgdl: float, p: BM25Params) -> np.ndarray:
@@ -105,6 +125,7 @@ class LexicalIndex:
         self._lookups = 0
         self._tf: sp.csr_matrix | None = tf.tocsr().astype(np.float64)
         self._tf_files: tuple[np.ndarray, ...] | None = None
+        self.scope: Collection | None = None  # None: the index's own statistics
         self._derive()
 
     # ---- building -------------------------------------------------------------------------
@@ -178,7 +199,10 @@ class LexicalIndex:
         for name, array in arrays.items():
             np.save(folder / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
         write_vocab(folder, self.vocab)
-        return {"tokenizer": self.tokenizer_config.to_dict(), "bm25": self.params.to_dict(), "terms": self.n_terms}
+        meta = {"tokenizer": self.tokenizer_config.to_dict(), "bm25": self.params.to_dict(), "terms": self.n_terms}
+        if self.scope is not None:  # df.npy holds the collection's df of these terms
+            meta["collection"] = {"records": self.scope.n_docs, "total_length": self.scope.total_len}
+        return meta
 
     @classmethod
     def load(cls, folder: Path, meta: dict, n_docs: int) -> "LexicalIndex":
@@ -199,7 +223,10 @@ class LexicalIndex:
             self.n_docs = n_docs
             self.doc_len, self.df, self._ub, self._dense_row, self._dense = (
                 a["doc_len"], a["df"], a["ub"], a["dense_row"], a["dense"])
-            self.avgdl = float(self.doc_len.mean()) if n_docs else 0.0
+            c = meta.get("collection")
+            self.scope = Collection(int(c["records"]), float(c["total_length"]), self.df) if c else None
+            self.n_scored = self.scope.n_docs if c else n_docs
+            self.avgdl = self.scope.avgdl if c else float(self.doc_len.mean()) if n_docs else 0.0
             self.bm25 = sp.csc_matrix((a["bm25_data"], a["bm25_indices"], a["bm25_indptr"]),
                                       shape=(n_docs, n_terms), copy=False)
             if (len(self.doc_len) != n_docs or len(self.df) != n_terms or len(a["tf_indptr"]) != n_docs + 1
@@ -209,8 +236,17 @@ class LexicalIndex:
             raise IndexFormatError(f"{folder}: cannot read the lexical index ({exc})") from exc
         return self
 
+    def rescope(self, scope: Collection | None) -> None:
+        """Score with `scope`'s statistics (a shard: its whole collection's; None: its own), exactly."""
+        if scope is not None and len(scope.df) != self.n_terms:
+            raise ValueError(f"a scope of {len(scope.df)} terms for an index of {self.n_terms}")
+        self.scope = scope
+        self._derive()
+
     def add(self, texts: list[str]) -> None:
-        """Append documents; vocabulary grows, global statistics are recomputed exactly."""
+        """Append documents; vocabulary grows, global statistics are recomputed exactly (and a
+        collection scope is dropped: it no longer fits)."""
+        self.scope = None
         vocab = dict(self.term_id)
         new = _count(texts, self.tokenizer, vocab, None)
         old = self.tf.copy()
@@ -223,6 +259,7 @@ class LexicalIndex:
         """Remove documents by position; terms that no longer occur stay in the vocabulary with df 0."""
         keep = np.ones(self.tf.shape[0], dtype=bool)
         keep[positions] = False
+        self.scope = None
         self._vocab, self._sorted_vocab = self.vocab, None
         self._tf = self.tf[keep]
         self._derive()
@@ -232,14 +269,18 @@ class LexicalIndex:
         tf = self.tf
         self.n_docs = tf.shape[0]
         self.doc_len = np.asarray(tf.sum(axis=1)).ravel()
-        self.avgdl = float(self.doc_len.mean()) if self.n_docs else 0.0
-        self.df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
+        if self.scope is None:
+            self.n_scored = self.n_docs  # the N of idf: this index's records, or its collection's
+            self.avgdl = float(self.doc_len.mean()) if self.n_docs else 0.0
+            self.df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
+        else:
+            self.n_scored, self.avgdl, self.df = self.scope.n_docs, self.scope.avgdl, self.scope.df
         self.bm25 = self._bm25_weights()  # CSC: column t holds the weights of term t
         self._tfidf = None  # built on first use: most lanes never need it
 
     def idf(self, terms: np.ndarray | None = None) -> np.ndarray:
         """The BM25 variant's idf of term ids `terms` (all terms when None)."""
-        return bm25_idf(self.df if terms is None else self.df[terms], self.n_docs, self.params.variant)
+        return bm25_idf(self.df if terms is None else self.df[terms], self.n_scored, self.params.variant)
 
     def _bm25_weights(self) -> sp.csc_matrix:
         p = self.params
@@ -280,8 +321,7 @@ class LexicalIndex:
 
     def _tfidf_weights(self) -> sp.csc_matrix:
         tf = self.tf.tocoo()
-        self.idf_tfidf = np.log((self.n_docs + 1.0) / (self.df + 1.0)) + 1.0
-        data = (1.0 + np.log(tf.data)) * self.idf_tfidf[tf.col]
+        data = (1.0 + np.log(tf.data)) * tfidf_idf(self.df, self.n_scored)[tf.col]
         norms = np.sqrt(np.bincount(tf.row, weights=data * data, minlength=self.n_docs))
         data = data / np.where(norms > 0, norms, 1.0)[tf.row]
         w = sp.csc_matrix((data, (tf.row, tf.col)), shape=tf.shape)
@@ -304,14 +344,24 @@ class LexicalIndex:
     def tfidf_scores(self, query: str) -> np.ndarray:
         """Cosine between the query's TF-IDF vector (each distinct term has tf 1) and every record."""
         terms = self.query_terms(query)
-        weights = self.tfidf
-        q = self.idf_tfidf[terms]
+        return self.weighted("tfidf", terms, self.tfidf_factors(terms))
+
+    def tfidf_factors(self, terms: np.ndarray) -> np.ndarray:
+        """The query's unit TF-IDF vector over `terms` (each distinct term has tf 1)."""
+        q = tfidf_idf(self.df[terms], self.n_scored)
         qnorm = float(np.sqrt(np.sum(q * q)))
-        return _accumulate(weights, terms, self.n_docs, q / qnorm if qnorm > 0 else q)
+        return q / qnorm if qnorm > 0 else q
+
+    def weighted(self, kind: str, terms: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
+        """Score vector summing the `kind` ("bm25" or "tfidf") weight columns of `terms`, in their order."""
+        return _accumulate(self.bm25 if kind == "bm25" else self.tfidf, terms, self.n_docs, factors)
 
     def bm25_top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
         """Top-k BM25, positive scores only, ties by ascending id."""
-        terms = self.query_terms(query)
+        return self.bm25_top_terms(self.query_terms(query), k, id_rank)
+
+    def bm25_top_terms(self, terms: np.ndarray, k: int | None, id_rank: np.ndarray) -> Ranking:
+        """`bm25_top` of distinct term ids `terms` (in query order)."""
         if _kernels.use():  # compiled (numba): same scores, ranking and errors
             w = self.bm25
             if k is not None and k > 0 and self.n_docs >= _PRUNE_MIN_DOCS and len(terms):

@@ -1,0 +1,357 @@
+"""A sharded index: disjoint shards that score with the whole collection's statistics.
+
+Layout of `sidelight index SOURCE -o IDX --shards N`::
+
+    IDX/index.json, IDX/gen-N/   the coordinator (generations as in `index.store`): manifest (kind
+                                 "sharded", the shard count, each shard's pinned generation, the
+                                 collection's record count and total length), every record, the
+                                 edges and the graph, id_rank, the shard of each record
+                                 (`shard.npy`), the collection's vocabulary and df (`vocab/`)
+    IDX/shards/S/                an ordinary index folder over the records of shard S, its lexical
+                                 index rescoped to the collection's statistics
+    IDX/state.sqlite             traces and feedback: one store, on the coordinator
+
+A record's shard is a stable hash of its id (`shard_of`). Every shard's BM25 weight of a posting
+is the unsharded index's, bit for bit, and a query's terms are summed in the same order, so
+scores and ties are exact; dense cosines are position-independent (`structures.dense.cosines`).
+The coordinator is an `Index` whose lexical and dense parts ask the shards (`ShardedLexical`,
+`ShardedDense`), so every method that needs only score vectors, the relation lane and PPR run
+unchanged on it, over the global graph.
+
+Writes: the coordinator's writer lock is held throughout; every shard is rewritten (an add
+changes N, avgdl and df, hence every weight), then the coordinator's new generation pins the
+shards' new generations in one rename. A crash before it leaves the old generation pinned (a
+shard's own pointer is set back to its pin by the next writer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..corpus.model import Corpus, Edge, Record
+from ..errors import IndexFormatError, InputError
+from ..graph.store import Graph
+from ..progress import progress_bar
+from ..store.column import StringColumn
+from ..store.lock import writer_lock
+from ..structures.dense import DenseStore
+from ..structures.lexical import BM25Params, LexicalIndex, write_vocab
+from ..structures.ranking import Ranking, select_top
+from ..text import Tokenizer, TokenizerConfig
+from . import store
+from .index import Index, _id_rank
+from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
+from .shards import Fanout, LocalShards, ShardBuilder, ShardServer, gather, merged
+
+SHARDS = "shards"
+KIND = "sharded"
+
+
+def shard_of(ids: Sequence[str], n_shards: int) -> np.ndarray:
+    """The shard of each record id: blake2b (8 bytes, little-endian) of its UTF-8 bytes, mod N."""
+    return np.fromiter((int.from_bytes(hashlib.blake2b(i.encode("utf-8"), digest_size=8).digest(), "little")
+                        % n_shards for i in ids), dtype=np.int32, count=len(ids))
+
+
+def is_sharded(path: Path) -> bool:
+    try:
+        return store.read_manifest(store.data_folder(path), verify=False).get("kind") == KIND
+    except (IndexFormatError, OSError):
+        return False
+
+
+# ---- the coordinator's view of the shards -----------------------------------------------------------
+class ShardedLexical(LexicalIndex):
+    """The collection's vocabulary and statistics; scores come from the shards.
+
+    Tokenizing, term lookup, idf and the TF-IDF query vector are answered here; BM25 and TF-IDF
+    scores are summed by the shards (a record's score is its shard's). The term counts and weight
+    matrices themselves stay on the shards: what needs them (RM3, lexical variants) is refused.
+    """
+
+    def __init__(self, folder: Path, meta: dict, fanout: Fanout):
+        self.tokenizer_config = TokenizerConfig.from_dict(meta["tokenizer"])
+        self.tokenizer = Tokenizer(self.tokenizer_config)
+        self.params = BM25Params(**meta["bm25"])
+        terms = StringColumn(folder, "vocab")
+        self._sorted_vocab = (terms, np.arange(len(terms), dtype=np.int64))  # term id = sorted position
+        self._vocab = self._term_id = None
+        self._lookups = 0
+        self.df = np.load(folder / "df.npy", mmap_mode="r", allow_pickle=False)
+        self.n_docs = self.n_scored = int(meta["collection"]["records"])
+        self.avgdl = float(meta["collection"]["total_length"]) / self.n_docs if self.n_docs else 0.0
+        self.scope = None
+        self.fanout = fanout
+        if len(self.df) != len(terms):
+            raise IndexFormatError(f"{folder}: {len(terms)} terms, {len(self.df)} document frequencies")
+
+    def _strings(self, terms: np.ndarray) -> list[str]:
+        column = self._sorted_vocab[0]
+        return [column[int(t)] for t in terms]
+
+    def bm25_top_terms(self, terms: np.ndarray, k: int | None, id_rank: np.ndarray) -> Ranking:
+        positions, scores = merged(self.fanout.ask("bm25_top", self._strings(terms), k))
+        return select_top(positions, scores, k, id_rank)
+
+    def weighted(self, kind: str, terms: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
+        f = None if factors is None else [float(x) for x in factors]
+        return gather(self.fanout.ask("weighted", kind, self._strings(terms), f), self.n_docs)
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        return self.weighted("bm25", self.query_terms(query))
+
+    def _refused(self, what: str):
+        raise InputError(f"{what} stays on the shards of a sharded index; use a method that needs only "
+                         f"scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25+ppr, relation)")
+
+    bm25 = property(lambda self: self._refused("the BM25 weight matrix"))
+    tf = property(lambda self: self._refused("the term-count matrix"))
+    tfidf = property(lambda self: self._refused("the TF-IDF weight matrix"))
+    doc_len = property(lambda self: self._refused("the record lengths"))
+
+    def add(self, texts: list[str]) -> None:
+        self._refused("adding to the lexical part alone")
+
+    delete = add
+
+
+class ShardedDense(DenseStore):
+    """The model that encodes queries here; cosines come from the shards."""
+
+    def __init__(self, meta: dict, fanout: Fanout, threads: int = 2):
+        self.identity, self.spec, self.threads = meta["identity"], meta["spec"], threads
+        self.truncated_docs, self.ann_params = int(meta.get("truncated_docs", 0)), None
+        self._embedder = self._ann = self._ann_source = self._query_vectors = None
+        self.fanout, self.n_records = fanout, int(meta["records"])
+
+    def scores_of(self, q: np.ndarray) -> np.ndarray:
+        return gather(self.fanout.ask("cosines", np.asarray(q, dtype=np.float32), None), self.n_records)
+
+    @property
+    def vectors(self):
+        raise InputError("the record vectors stay on the shards of a sharded index; use dense, rrf, "
+                         "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
+
+    def ann(self):
+        return self.vectors
+
+
+# ---- the sharded index --------------------------------------------------------------------------
+class ShardedIndex(Index):
+    """An `Index` over shards (see the module docstring). `fanout` asks them in this process, or
+    on Ray after `sidelight.index.ray_shards.serve_on_ray(index)`. Results carry `coverage`:
+    (shards that answered, shards)."""
+
+    fanout: Fanout
+    assignment: np.ndarray
+
+    def watch(self):
+        """The `Coverage` of the queries answered inside the block (see `Index.watch`)."""
+        return self.fanout.watch()
+
+    # -- open
+    @classmethod
+    def _open(cls, root: Path, generation: str, manifest: dict, verify: bool) -> "ShardedIndex":
+        path = root / generation
+        try:
+            c = manifest["corpus"]
+            records = RecordFile(path)
+            corpus = Corpus(c["name"], records, EdgeFile(path / "edges.jsonl", c["edges"]), c["title_weight"],
+                            c.get("alias_weight", 0), checked=True)
+            graph = Graph.load(path / "graph", mmap=True)
+            id_rank = np.load(path / "id_rank.npy", mmap_mode="r", allow_pickle=False)
+            assignment = np.load(path / "shard.npy", allow_pickle=False)
+            pins = manifest["shards"]["generations"]
+            if len(assignment) != c["records"] or len(records) != c["records"] or assignment.max(initial=0) >= len(pins):
+                raise IndexFormatError(f"{path}: the shard assignment does not fit {c['records']} records")
+            servers = [ShardServer(root / SHARDS / str(s), gen, np.flatnonzero(assignment == s))
+                       for s, gen in enumerate(pins)]
+            if verify:
+                for s, gen in enumerate(pins):
+                    store.read_manifest(root / SHARDS / str(s) / gen, verify=True)
+            fanout = Fanout(LocalShards(servers))
+            lexical = ShardedLexical(path / "vocab", manifest["lexical"], fanout)
+            dense = ShardedDense({**manifest["dense"], "records": c["records"]}, fanout) if "dense" in manifest else None
+        except OSError as exc:
+            raise IndexFormatError(f"{path}: cannot read the sharded index ({exc.strerror or exc})") from exc
+        except (KeyError, TypeError, ValueError) as exc:
+            raise IndexFormatError(f"{path}: sharded index contents do not fit its manifest ({exc})") from exc
+        index = cls(corpus, lexical, root, manifest, dense, graph, id_rank)
+        index.fanout, index.assignment = fanout, assignment
+        index._pending = []  # (add, records) and (delete, ids), routed to the shards by `save`
+        return index
+
+    # -- write
+    @classmethod
+    def write(cls, corpus: Corpus, path: Path, n_shards: int, tokenizer: TokenizerConfig = TokenizerConfig(),
+              params: BM25Params = BM25Params(), dense: DenseStore | None = None, force: bool = False,
+              progress: bool = True, builders: "Callable | None" = None) -> "ShardedIndex":
+        """Build the sharded index of `corpus` at `path` and open it. `dense`: vectors of every
+        record (in corpus order); `builders`: how shard builders are made and run (default: in this
+        process; `ray_shards.ray_builders` on Ray)."""
+        if not isinstance(n_shards, int) or n_shards < 1:
+            raise InputError(f"--shards must be a whole number >= 1, got {n_shards!r}")
+        path = Path(path)
+        store.check_destination(path, force)
+        assignment = shard_of(corpus.ids, n_shards)
+        records = as_list(corpus.records)
+        parts = []
+        for s in range(n_shards):
+            rows = np.flatnonzero(assignment == s)
+            part = None
+            if dense is not None:
+                part = DenseStore(np.ascontiguousarray(np.asarray(dense.vectors)[rows]), dense.identity, dense.spec,
+                                  0, dense.threads)
+            parts.append(([records[i] for i in rows], part))
+        make = builders or local_builders
+        with writer_lock(path, create=True):
+            _recover(path)
+            shards = make(corpus, parts, tokenizer, params, progress)
+            meta = {"tokenizer": tokenizer.to_dict(), "bm25": params.to_dict()}
+            meta_dense = None if dense is None else {"spec": dense.spec, "identity": dense.identity,
+                                                     "truncated_docs": dense.truncated_docs}
+            _publish(path, corpus, assignment, shards, meta, meta_dense)
+        return Index.load(path)  # type: ignore[return-value]
+
+    # -- add / delete: routed to the owning shards when saved
+    def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
+        known = set(self.corpus.ids)
+        dup = [r.id for r in records if r.id in known]
+        if dup:
+            raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
+        self.corpus = Corpus(self.corpus.name, as_list(self.corpus.records) + list(records),
+                             as_list(self.corpus.edges) + list(edges), self.corpus.title_weight,
+                             self.corpus.alias_weight)
+        self._pending.append(("add", list(records)))
+        self._refresh()
+
+    def delete(self, ids: list[str]) -> None:
+        pos = self.corpus.position
+        unknown = [i for i in ids if i not in pos]
+        if unknown:
+            raise InputError(f"cannot delete: unknown record id {unknown[0]!r}")
+        gone = set(ids)
+        self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
+                             [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
+                             self.corpus.title_weight, self.corpus.alias_weight)
+        self._pending.append(("delete", list(ids)))
+        self._refresh()
+
+    def save(self, path: Path, force: bool = False) -> Path:
+        """Write the pending adds and deletes: each routed to its shard, every shard rescoped."""
+        path = Path(path)
+        if self.path is None or path.resolve() != self.path.resolve():
+            raise InputError("a sharded index is saved only in place (build a new one with `sidelight index --shards`)")
+        n = len(self.manifest["shards"]["generations"])
+        with writer_lock(path):
+            _recover(path)
+            pins = self.manifest["shards"]["generations"]
+            builders = []
+            for s in range(n):
+                index = Index._load_generation(path / SHARDS / str(s), pins[s], verify=True)
+                for op, arg in self._pending:
+                    if op == "add":
+                        mine = [r for r, a in zip(arg, shard_of([r.id for r in arg], n)) if a == s]
+                        if mine:
+                            index.add(mine)
+                    else:
+                        mine = [i for i in arg if i in index.corpus.position]
+                        if mine:
+                            index.delete(mine)
+                builders.append(ShardBuilder(index))
+            meta = {k: self.manifest["lexical"][k] for k in ("tokenizer", "bm25")}
+            dense = self.manifest.get("dense")
+            _publish(path, self.corpus, shard_of(self.corpus.ids, n), builders, meta, dense)
+        self._pending = []
+        self.stamp = store.generation_stamp(path)
+        return path
+
+
+# ---- building and publishing --------------------------------------------------------------------------
+def local_builders(corpus: Corpus, parts, tokenizer: TokenizerConfig, params: BM25Params,
+                   progress: bool) -> list[ShardBuilder]:
+    """Count every shard in this process, one after another."""
+    out = []
+    with progress_bar(len(parts), f"counting {len(parts)} shards", progress) as advance:
+        for records, dense in parts:
+            out.append(ShardBuilder.count(corpus.name, records, corpus.title_weight, corpus.alias_weight,
+                                          tokenizer, params, dense))
+            advance(1)
+    return out
+
+
+def _call_all(builders: list, name: str, args: list[tuple]) -> list:
+    """`name(*args[i])` on every builder: in this process, or on Ray actors all at once."""
+    calls = [getattr(b, name) for b in builders]
+    if calls and hasattr(calls[0], "remote"):
+        import ray
+
+        return ray.get([c.remote(*a) for c, a in zip(calls, args)])
+    return [c(*a) for c, a in zip(calls, args)]
+
+
+def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list, lexical_meta: dict,
+             dense_meta: dict | None) -> None:
+    """Merge the shards' statistics, rescope and save every shard, then publish the coordinator."""
+    stats = _call_all(builders, "stats", [()] * len(builders))
+    vocab = sorted({t for terms, _, _, _ in stats for t in terms}, key=lambda t: t.encode("utf-8"))
+    term_id = {t: i for i, t in enumerate(vocab)}
+    df = np.zeros(len(vocab))
+    for terms, own_df, _, _ in stats:
+        np.add.at(df, np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms)), own_df)
+    n_docs = sum(int(s[2]) for s in stats)
+    total = float(sum(s[3] for s in stats))
+    if n_docs != len(corpus):
+        raise IndexFormatError(f"{path}: the shards hold {n_docs} records, the corpus {len(corpus)}")
+    args = [(df[np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms))], n_docs, total,
+             str(path / SHARDS / str(s))) for s, (terms, _, _, _) in enumerate(stats)]
+    pins = _call_all(builders, "finish", args)
+    graph = Graph.from_corpus(corpus)
+    with store.new_generation(path) as tmp:
+        content = hashlib.sha256()
+        write_records(tmp, corpus.records, content)
+        write_edges(tmp, corpus.edges)
+        np.save(tmp / "id_rank.npy", _id_rank(corpus.ids), allow_pickle=False)
+        np.save(tmp / "shard.npy", np.asarray(assignment, dtype=np.int32), allow_pickle=False)
+        (tmp / "vocab").mkdir()
+        write_vocab(tmp / "vocab", vocab)
+        np.save(tmp / "vocab" / "df.npy", df, allow_pickle=False)
+        graph.save(tmp / "graph")
+        manifest = {
+            "kind": KIND,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "corpus": {"name": corpus.name, "hash": corpus.content_hash(content), "records": len(corpus),
+                       "edges": len(corpus.edges), "title_weight": corpus.title_weight,
+                       "alias_weight": corpus.alias_weight},
+            "shards": {"count": len(builders), "key": "blake2b-8(id) mod count", "generations": pins,
+                       "records": np.bincount(assignment, minlength=len(builders)).tolist()},
+            "lexical": {**lexical_meta, "terms": len(vocab),
+                        "collection": {"records": n_docs, "total_length": total}},
+            "graph": {"nodes": graph.n_nodes, "edges": graph.n_edges, "types": graph.type_names},
+        }
+        if dense_meta is not None:
+            manifest["dense"] = dense_meta
+        store.write_manifest(tmp, manifest)
+
+
+def _recover(path: Path) -> None:
+    """A writer's first step: clean the coordinator, and set each shard's pointer back to its pin."""
+    for line in store.recover(path):
+        print(f"sidelight: {path}: {line}", file=sys.stderr)
+    try:
+        manifest = store.read_manifest(store.data_folder(path), verify=False)
+    except IndexFormatError:
+        return
+    for s, gen in enumerate(manifest.get("shards", {}).get("generations", [])):
+        shard = path / SHARDS / str(s)
+        if (shard / gen).is_dir() and store.current_generation(shard) != gen:
+            store.publish(shard, gen)
+            print(f"sidelight: {shard}: set back to {gen}, the generation its index pins", file=sys.stderr)
+
+
