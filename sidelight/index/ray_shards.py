@@ -5,9 +5,10 @@
   waits at most `budget` seconds, and counts a shard that failed or did not answer as missing
   coverage (`Results.coverage`, `partial`). Ray restarts a dead actor (`max_restarts=-1`); calls
   made while it is down fail at once (`max_task_retries=0`) rather than wait.
-* Building: `ray_builders` counts each shard in an actor (`ShardBuilder`), so shards are tokenized
-  and counted in parallel across the cluster; the merge of their statistics (the reduce step) and
-  the publish run on the driver. `ray_encode` encodes the records with Ray Data: `map_batches` with
+* Building: `ray_builders` counts each shard in a Ray task (`ShardBuilder.count`, one CPU each),
+  so shards are tokenized and counted in parallel across the cluster; the driver merges their
+  statistics (the reduce step), then one task per shard rescopes and writes it, and the driver
+  publishes the coordinator. `ray_encode` encodes the records with Ray Data: `map_batches` with
   an encoder class that loads the ONNX model once per actor, `concurrency` actors.
 
 Nothing here is imported by the base install: `connect` turns a missing Ray into a clear error.
@@ -119,21 +120,34 @@ def serve_on_ray(index, address: str = "auto", budget: float = DEFAULT_BUDGET) -
     return shards
 
 
-class _RemoteBuilder(ShardBuilder):
-    """A `ShardBuilder` that counts its shard when the actor starts."""
+def _count(*count_args) -> tuple[tuple, ShardBuilder]:
+    builder = ShardBuilder.count(*count_args)
+    return builder.stats(), builder
+
+
+def _finish(builder: ShardBuilder, *args) -> str:
+    return builder.finish(*args)
+
+
+class RayShardBuilder:
+    """A shard counted by a Ray task (one CPU); its statistics and its finishing are more tasks.
+    Its methods return object refs, resolved all at once by the caller (`sharded._call_all`)."""
 
     def __init__(self, *count_args):
-        super().__init__(ShardBuilder.count(*count_args).index)
+        ray = _ray()
+        self._stats, self._builder = ray.remote(num_cpus=1, num_returns=2)(_count).remote(*count_args)
+
+    def stats(self):
+        return self._stats
+
+    def finish(self, *args):
+        return _ray().remote(num_cpus=1)(_finish).remote(self._builder, *args)
 
 
-def ray_builders(corpus, parts, tokenizer, params, progress: bool) -> list:
-    """Shard builders as Ray actors (one CPU each), counting in parallel; for `ShardedIndex.write`."""
-    ray = _ray()
-    actor = ray.remote(num_cpus=1)(_RemoteBuilder)
-    builders = [actor.remote(corpus.name, records, corpus.title_weight, corpus.alias_weight, tokenizer, params, dense)
-                for records, dense in parts]
-    ray.get([b.__ray_ready__.remote() for b in builders])
-    return builders
+def ray_builders(corpus, parts, tokenizer, params, progress: bool) -> list[RayShardBuilder]:
+    """Every shard counted by a Ray task, in parallel across the cluster; for `ShardedIndex.write`."""
+    return [RayShardBuilder(corpus.name, records, corpus.title_weight, corpus.alias_weight, tokenizer, params, dense)
+            for records, dense in parts]
 
 
 class _Encoder:

@@ -287,13 +287,13 @@ def local_builders(corpus: Corpus, parts, tokenizer: TokenizerConfig, params: BM
 
 
 def _call_all(builders: list, name: str, args: list[tuple]) -> list:
-    """`name(*args[i])` on every builder: in this process, or on Ray actors all at once."""
-    calls = [getattr(b, name) for b in builders]
-    if calls and hasattr(calls[0], "remote"):
+    """`name(*args[i])` on every builder; a Ray builder's answers are object refs, fetched together."""
+    out = [getattr(b, name)(*a) for b, a in zip(builders, args)]
+    if out and type(out[0]).__name__ == "ObjectRef":
         import ray
 
-        return ray.get([c.remote(*a) for c, a in zip(calls, args)])
-    return [c(*a) for c, a in zip(calls, args)]
+        return ray.get(out)
+    return out
 
 
 def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list, lexical_meta: dict,

@@ -54,6 +54,9 @@ class Tokenizer:
             except KeyError as exc:
                 raise InputError(f"PyStemmer has no stemmer for language {config.stem!r}") from exc
 
+    def __reduce__(self):  # pickled by its configuration (a PyStemmer object does not pickle)
+        return Tokenizer, (self.config,)
+
     def __call__(self, text: str) -> list[str]:
         n = self.config.min_length
         terms = [t for t in _TOKEN.findall(text.lower()) if len(t) >= n and t not in self._stop]

@@ -120,7 +120,7 @@ def test_a_dead_shard_is_missing_coverage_until_ray_restarts_it(cluster, scifact
 def test_build_on_ray_equals_the_build_in_process(cluster, scifact_corpus, tmp_path):
     corpus = Corpus("sf", list(scifact_corpus.records)[:600])
     local = ShardedIndex.write(corpus, tmp_path / "local", 3, progress=False)
-    remote = ShardedIndex.write(corpus, tmp_path / "ray", 3, progress=False, builders=ray_builders)
+    remote = ShardedIndex.write(corpus, tmp_path / "ray", 3, progress=False, builders=ray_builders)  # 3 tasks, 3 CPUs
     for s in range(3):
         a = store.read_manifest(store.data_folder(tmp_path / "local" / "shards" / str(s)))["files"]
         b = store.read_manifest(store.data_folder(tmp_path / "ray" / "shards" / str(s)))["files"]
