@@ -33,8 +33,13 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+# this file is named ray.py: its folder goes last on the path, so `import ray` finds Ray itself
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
 sys.path.insert(0, str(HERE.parent))
+try:  # Ray itself, imported before a helper (bench/lexical.py) puts this folder first again
+    import ray  # noqa: F401
+except ImportError:
+    sys.exit("bench/ray.py needs the Ray extra: pip install 'sidelight[ray]'")
 
 from _common import median, now, peak_mb, print_table, write_json  # noqa: E402
 
@@ -202,7 +207,7 @@ def child_query(n_shards: int) -> dict:
 
 
 # ---- sizing -------------------------------------------------------------------------------------------
-SHARD_RECORDS = 5_000_000  # records per shard in the sizing table
+SHARD_RECORDS = 2_000_000  # records per shard in the sizing table
 NODE_GIB, NODE_CORES = 64, 16  # the node the table sizes for
 DENSE_BYTES = 384 * 4  # one MiniLM vector (float32)
 
@@ -246,8 +251,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizing", metavar="JSON", help="only print the sizing table of an earlier run's JSON")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.sizing:
-        print_sizing(json.loads(Path(args.sizing).read_text())["sizing"])
+    if args.sizing:  # recomputed from the measured figures, under this file's assumptions
+        print_sizing(sizing(json.loads(Path(args.sizing).read_text())))
         return 0
     if args.child:
         kind, *rest = args.child
@@ -257,7 +262,9 @@ def main(argv=None) -> int:
         print(json.dumps(fn()))
         return 0
     parts = [p for p in args.parts.split(",") if p]
-    out: dict = {"machine": {"cores": os.cpu_count()}}
+    # a run of some parts keeps the other parts' figures of an earlier run in the same JSON
+    out: dict = json.loads(Path(args.json).read_text()) if args.json and Path(args.json).is_file() else {}
+    out["machine"] = {"cores": os.cpu_count()}
     if "build" in parts:
         build = {}
         for how, workers in (("local", 1), ("ray", 1), ("ray", 2)):
@@ -292,7 +299,7 @@ def main(argv=None) -> int:
                       f"{r['ray']['p50']:.2f}", f"{r['ray']['p95']:.2f}", f"{r['overhead_ms']:.2f}",
                       f"{r['equal_ray']}/{q['queries']}"] for m, r in q["methods"].items()])
         out["query"] = q
-    if all(p in parts for p in PARTS):
+    if all(p in out for p in PARTS):
         out["sizing"] = sizing(out)
         print_sizing(out["sizing"])
     if args.json:

@@ -302,12 +302,7 @@ class Index:
     # ---- incremental updates ----------------------------------------------------------------
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
         """Add records (and edges among known records); BM25 statistics stay exact."""
-        known = set(self.corpus.ids)
-        dup = [r.id for r in records if r.id in known]
-        if dup:
-            raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
-        corpus = Corpus(self.corpus.name, as_list(self.corpus.records) + list(records),
-                        as_list(self.corpus.edges) + list(edges), self.corpus.title_weight, self.corpus.alias_weight)
+        corpus = self._with(records, edges)
         texts = [corpus.indexed_text(r) for r in records]
         if self.dense is not None:
             self.dense.add(texts)
@@ -317,19 +312,33 @@ class Index:
 
     def delete(self, ids: list[str]) -> None:
         """Delete records by id, with every edge that touches them."""
+        corpus, positions = self._without(ids)
+        self.lexical.delete(positions)
+        if self.dense is not None:
+            self.dense.delete(positions)
+        self.corpus = corpus
+        self._refresh()
+
+    def _with(self, records: list[Record], edges: Sequence[Edge]) -> Corpus:
+        """The corpus with `records` and `edges` appended (a known id is an InputError)."""
+        known = set(self.corpus.ids)
+        dup = [r.id for r in records if r.id in known]
+        if dup:
+            raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
+        return Corpus(self.corpus.name, as_list(self.corpus.records) + list(records),
+                      as_list(self.corpus.edges) + list(edges), self.corpus.title_weight, self.corpus.alias_weight)
+
+    def _without(self, ids: list[str]) -> tuple[Corpus, np.ndarray]:
+        """The corpus without records `ids` and their edges, and their positions (an unknown id is an InputError)."""
         pos = self.corpus.position
         unknown = [i for i in ids if i not in pos]
         if unknown:
             raise InputError(f"cannot delete: unknown record id {unknown[0]!r}")
         gone = set(ids)
-        positions = np.asarray([pos[i] for i in ids], dtype=np.int64)
-        self.lexical.delete(positions)
-        if self.dense is not None:
-            self.dense.delete(positions)
-        self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
-                             [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
-                             self.corpus.title_weight, self.corpus.alias_weight)
-        self._refresh()
+        corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
+                        [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
+                        self.corpus.title_weight, self.corpus.alias_weight)
+        return corpus, np.asarray([pos[i] for i in ids], dtype=np.int64)
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, method: str = "bm25", k: int = 10, where: Where | None = None,

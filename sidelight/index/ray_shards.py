@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..corpus.model import Corpus
 from ..errors import InputError
 from ..structures.dense import DenseStore
 from .shards import Answer, ShardBuilder, ShardServer
@@ -120,28 +121,33 @@ def serve_on_ray(index, address: str = "auto", budget: float = DEFAULT_BUDGET) -
     return shards
 
 
-def _count(*count_args) -> tuple[tuple, ShardBuilder]:
-    builder = ShardBuilder.count(*count_args)
-    return builder.stats(), builder
+def _count(records, name: str, title_weight: int, alias_weight: int, tokenizer, params) -> tuple:
+    b = ShardBuilder.count(name, records, title_weight, alias_weight, tokenizer, params, None)
+    return b.stats(), (b.vocab, b.tf)
 
 
-def _finish(builder: ShardBuilder, *args) -> str:
-    return builder.finish(*args)
+def _finish(counts, records, dense, name, title_weight, alias_weight, tokenizer, params, *finish_args) -> str:
+    corpus = Corpus(name, records, [], title_weight, alias_weight, checked=True)
+    return ShardBuilder(corpus, *counts, tokenizer, params, dense).finish(*finish_args)
 
 
 class RayShardBuilder:
-    """A shard counted by a Ray task (one CPU); its statistics and its finishing are more tasks.
-    Its methods return object refs, resolved all at once by the caller (`sharded._call_all`)."""
+    """A shard counted by a Ray task (one CPU) and written by another. The records go to the object
+    store once; only the term counts come back from counting. Its methods return object refs,
+    resolved all at once by the caller (`sharded._call_all`)."""
 
-    def __init__(self, *count_args):
+    def __init__(self, name: str, records, title_weight: int, alias_weight: int, tokenizer, params, dense):
         ray = _ray()
-        self._stats, self._builder = ray.remote(num_cpus=1, num_returns=2)(_count).remote(*count_args)
+        self._records, self._dense = ray.put(list(records)), ray.put(dense)
+        self._args = (name, title_weight, alias_weight, tokenizer, params)
+        self._stats, self._counts = ray.remote(num_cpus=1, num_returns=2)(_count).remote(self._records, *self._args)
 
     def stats(self):
         return self._stats
 
-    def finish(self, *args):
-        return _ray().remote(num_cpus=1)(_finish).remote(self._builder, *args)
+    def finish(self, *finish_args):
+        return _ray().remote(num_cpus=1)(_finish).remote(self._counts, self._records, self._dense, *self._args,
+                                                       *finish_args)
 
 
 def ray_builders(corpus, parts, tokenizer, params, progress: bool) -> list[RayShardBuilder]:

@@ -59,13 +59,6 @@ def shard_of(ids: Sequence[str], n_shards: int) -> np.ndarray:
                         % n_shards for i in ids), dtype=np.int32, count=len(ids))
 
 
-def is_sharded(path: Path) -> bool:
-    try:
-        return store.read_manifest(store.data_folder(path), verify=False).get("kind") == KIND
-    except (IndexFormatError, OSError):
-        return False
-
-
 # ---- the coordinator's view of the shards -----------------------------------------------------------
 class ShardedLexical(LexicalIndex):
     """The collection's vocabulary and statistics; scores come from the shards.
@@ -140,6 +133,9 @@ class ShardedDense(DenseStore):
 
     def ann(self):
         return self.vectors
+
+    def __repr__(self) -> str:
+        return f"ShardedDense({self.spec!r}, {self.n_records} records on {len(self.fanout.shards)} shards)"
 
 
 # ---- the sharded index --------------------------------------------------------------------------
@@ -216,30 +212,17 @@ class ShardedIndex(Index):
             meta = {"tokenizer": tokenizer.to_dict(), "bm25": params.to_dict()}
             meta_dense = None if dense is None else {"spec": dense.spec, "identity": dense.identity,
                                                      "truncated_docs": dense.truncated_docs}
-            _publish(path, corpus, assignment, shards, meta, meta_dense)
+            _publish(path, corpus, assignment, shards, meta, meta_dense, progress)
         return Index.load(path)  # type: ignore[return-value]
 
     # -- add / delete: routed to the owning shards when saved
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
-        known = set(self.corpus.ids)
-        dup = [r.id for r in records if r.id in known]
-        if dup:
-            raise InputError(f"cannot add: record id {dup[0]!r} is already in the index")
-        self.corpus = Corpus(self.corpus.name, as_list(self.corpus.records) + list(records),
-                             as_list(self.corpus.edges) + list(edges), self.corpus.title_weight,
-                             self.corpus.alias_weight)
+        self.corpus = self._with(records, edges)
         self._pending.append(("add", list(records)))
         self._refresh()
 
     def delete(self, ids: list[str]) -> None:
-        pos = self.corpus.position
-        unknown = [i for i in ids if i not in pos]
-        if unknown:
-            raise InputError(f"cannot delete: unknown record id {unknown[0]!r}")
-        gone = set(ids)
-        self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone],
-                             [e for e in self.corpus.edges if e.source not in gone and e.target not in gone],
-                             self.corpus.title_weight, self.corpus.alias_weight)
+        self.corpus, _ = self._without(ids)
         self._pending.append(("delete", list(ids)))
         self._refresh()
 
@@ -264,12 +247,13 @@ class ShardedIndex(Index):
                         mine = [i for i in arg if i in index.corpus.position]
                         if mine:
                             index.delete(mine)
-                builders.append(ShardBuilder(index))
+                builders.append(ShardBuilder.of_index(index))
             meta = {k: self.manifest["lexical"][k] for k in ("tokenizer", "bm25")}
             dense = self.manifest.get("dense")
             _publish(path, self.corpus, shard_of(self.corpus.ids, n), builders, meta, dense)
-        self._pending = []
-        self.stamp = store.generation_stamp(path)
+        if self._state is not None:
+            self._state.close()
+        self.__dict__.update(Index.load(path).__dict__)  # this object now answers from what it wrote
         return path
 
 
@@ -286,20 +270,30 @@ def local_builders(corpus: Corpus, parts, tokenizer: TokenizerConfig, params: BM
     return out
 
 
-def _call_all(builders: list, name: str, args: list[tuple]) -> list:
-    """`name(*args[i])` on every builder; a Ray builder's answers are object refs, fetched together."""
-    out = [getattr(b, name)(*a) for b, a in zip(builders, args)]
-    if out and type(out[0]).__name__ == "ObjectRef":
+def _call_all(builders: list, name: str, args: list[tuple], label: str, progress: bool) -> list:
+    """`name(*args[i])` on every builder, with a progress bar; a Ray builder's answers are object
+    refs, counted as they finish and fetched together."""
+    with progress_bar(len(builders), label, progress) as advance:
+        out = []
+        for b, a in zip(builders, args):
+            out.append(getattr(b, name)(*a))
+            if type(out[-1]).__name__ != "ObjectRef":
+                advance(1)
+        if not out or type(out[0]).__name__ != "ObjectRef":
+            return out
         import ray
 
+        pending = list(out)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            advance(len(done))
         return ray.get(out)
-    return out
 
 
 def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list, lexical_meta: dict,
-             dense_meta: dict | None) -> None:
+             dense_meta: dict | None, progress: bool = False) -> None:
     """Merge the shards' statistics, rescope and save every shard, then publish the coordinator."""
-    stats = _call_all(builders, "stats", [()] * len(builders))
+    stats = _call_all(builders, "stats", [()] * len(builders), "shards counted", progress)
     vocab = sorted({t for terms, _, _, _ in stats for t in terms}, key=lambda t: t.encode("utf-8"))
     term_id = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab))
@@ -311,7 +305,7 @@ def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list,
         raise IndexFormatError(f"{path}: the shards hold {n_docs} records, the corpus {len(corpus)}")
     args = [(df[np.fromiter(map(term_id.__getitem__, terms), dtype=np.int64, count=len(terms))], n_docs, total,
              str(path / SHARDS / str(s))) for s, (terms, _, _, _) in enumerate(stats)]
-    pins = _call_all(builders, "finish", args)
+    pins = _call_all(builders, "finish", args, f"writing {len(builders)} shards", progress)
     graph = Graph.from_corpus(corpus)
     with store.new_generation(path) as tmp:
         content = hashlib.sha256()

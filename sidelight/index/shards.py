@@ -1,9 +1,9 @@
 """The shards of a sharded index: one shard's server, its builder, and the fan-out that asks them all.
 
 A shard is an ordinary index folder over a disjoint subset of the records whose lexical index
-scores with the whole collection's statistics (`LexicalIndex.rescope`). It answers in global
-record positions, asked with term strings (the coordinator tokenizes a query once) and query
-vectors (the coordinator encodes it once), so every shard's scores are the unsharded index's.
+scores with the whole collection's statistics (a `LexicalIndex` with a `Collection` scope). It
+answers in global record positions, asked with term strings (the coordinator tokenizes a query
+once) and query vectors (the coordinator encodes it once), so its scores are the unsharded index's.
 
 The same classes run in this process (`LocalShards`) or as Ray actors (`sidelight.index.ray_shards`):
 the in-process fan-out is the oracle the Ray one is tested against.
@@ -21,7 +21,7 @@ import numpy as np
 
 from ..corpus.model import Corpus, Record
 from ..structures.dense import DenseStore
-from ..structures.lexical import BM25Params, Collection, LexicalIndex
+from ..structures.lexical import BM25Params, Collection, LexicalIndex, count_terms
 from ..structures.ranking import top_k
 from ..text import TokenizerConfig
 from . import store
@@ -76,35 +76,42 @@ class ShardServer:
 
 
 class ShardBuilder:
-    """One shard being written: counted over its records first, then rescoped and saved.
-
-    `stats()` gives what the collection's statistics are merged from; `finish(...)` rescopes the
-    lexical index to them and saves the shard folder, returning its generation.
+    """One shard being written: its records and their term counts (and vectors), kept until the
+    collection's statistics are known. `stats()` gives what they are merged from; `finish(...)`
+    builds the lexical index scoped to them and saves the shard folder, returning its generation.
     """
 
-    def __init__(self, index) -> None:
-        self.index = index
+    def __init__(self, corpus: Corpus, vocab: list[str], tf, tokenizer: TokenizerConfig, params: BM25Params,
+                 dense: DenseStore | None):
+        self.corpus, self.vocab, self.tf, self.dense = corpus, vocab, tf, dense
+        self.tokenizer, self.params = tokenizer, params
 
     @classmethod
     def count(cls, name: str, records: Sequence[Record], title_weight: int, alias_weight: int,
               tokenizer: TokenizerConfig, params: BM25Params, dense: DenseStore | None) -> "ShardBuilder":
-        from .index import Index
-
         corpus = Corpus(name, list(records), [], title_weight, alias_weight, checked=True)
-        lexical = LexicalIndex.build([corpus.indexed_text(r) for r in corpus.records], tokenizer, params)
-        return cls(Index(corpus, lexical, dense=dense))
+        vocab, tf = count_terms([corpus.indexed_text(r) for r in corpus.records], tokenizer)
+        return cls(corpus, vocab, tf, tokenizer, params, dense)
+
+    @classmethod
+    def of_index(cls, index) -> "ShardBuilder":
+        """A shard already on disk (after its adds and deletes), to be rescoped and written again."""
+        lex = index.lexical
+        return cls(index.corpus, lex.vocab, lex.tf, lex.tokenizer_config, lex.params, index.dense)
 
     def stats(self) -> tuple[list[str], np.ndarray, int, float]:
         """(vocabulary, own df, records, total length) of this shard alone."""
-        lex = self.index.lexical
-        if lex.scope is not None:
-            lex.rescope(None)
-        return lex.vocab, np.asarray(lex.df), lex.n_docs, float(np.sum(lex.doc_len))
+        df = np.bincount(self.tf.indices, minlength=len(self.vocab)).astype(np.float64)
+        return self.vocab, df, self.tf.shape[0], float(self.tf.sum())
 
     def finish(self, df: np.ndarray, n_docs: int, total_len: float, folder: str | Path) -> str:
-        """Rescope to the collection's statistics (`df`: of this shard's terms) and save to `folder`."""
-        self.index.lexical.rescope(Collection(n_docs, total_len, np.asarray(df, dtype=np.float64)))
-        self.index.save(Path(folder), force=True)
+        """The lexical index scoped to the collection's statistics (`df`: of this shard's terms),
+        saved with the records and vectors to `folder`; returns the generation written."""
+        from .index import Index
+
+        scope = Collection(n_docs, total_len, np.asarray(df, dtype=np.float64))
+        lexical = LexicalIndex(self.tokenizer, self.vocab, self.tf, self.params, scope)
+        Index(self.corpus, lexical, dense=self.dense).save(Path(folder), force=True)
         return store.current_generation(Path(folder))
 
 

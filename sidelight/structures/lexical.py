@@ -58,7 +58,8 @@ class BM25Params:
 class Collection:
     """The statistics BM25 and TF-IDF score with: the record count, the total length (avgdl is
     total / count) and the df of each of the index's terms. An index scores with its own; a shard
-    scores with its whole collection's (`LexicalIndex.rescope`), so its scores are the unsharded index's."""
+    scores with its whole collection's (`LexicalIndex(..., scope=...)`), so its scores are the
+    unsharded index's."""
 
     n_docs: int
     total_len: float
@@ -104,6 +105,13 @@ def write_vocab(folder: Path, vocab: list[str]) -> None:
     np.save(folder / "vocab_ids.npy", np.asarray(order, dtype=np.int64), allow_pickle=False)
 
 
+def count_terms(texts: list[str], tokenizer_config: TokenizerConfig, progress=None) -> tuple[list[str], sp.csr_matrix]:
+    """The vocabulary (terms in order of first appearance) and the term counts of `texts` (CSR, int32)."""
+    vocab: dict[str, int] = {}
+    tf = _count(texts, Tokenizer(tokenizer_config), vocab, progress)
+    return list(vocab), tf
+
+
 def common_terms(df: np.ndarray, n_docs: int) -> np.ndarray:
     """Terms that get a dense weight row for pruning: those in at least 1/4 of the records, on large corpora."""
     if n_docs < _PRUNE_MIN_DOCS:
@@ -115,7 +123,7 @@ class LexicalIndex:
     """Documents as term counts (CSR, documents x terms) plus the vocabulary and tokenizer."""
 
     def __init__(self, tokenizer_config: TokenizerConfig, vocab: list[str], tf: sp.csr_matrix,
-                 params: BM25Params = BM25Params()):
+                 params: BM25Params = BM25Params(), scope: "Collection | None" = None):
         self.tokenizer_config = tokenizer_config
         self.tokenizer = Tokenizer(tokenizer_config)
         self.params = params
@@ -125,7 +133,9 @@ class LexicalIndex:
         self._lookups = 0
         self._tf: sp.csr_matrix | None = tf.tocsr().astype(np.float64)
         self._tf_files: tuple[np.ndarray, ...] | None = None
-        self.scope: Collection | None = None  # None: the index's own statistics
+        if scope is not None and len(scope.df) != len(self._vocab):
+            raise ValueError(f"a scope of {len(scope.df)} terms for an index of {len(self._vocab)}")
+        self.scope = scope  # the statistics it scores with; None: its own
         self._derive()
 
     # ---- building -------------------------------------------------------------------------
@@ -133,10 +143,7 @@ class LexicalIndex:
     def build(cls, texts: list[str], tokenizer_config: TokenizerConfig = TokenizerConfig(),
               params: BM25Params = BM25Params(), progress=None) -> "LexicalIndex":
         """Tokenize `texts` (one per record, in corpus order) and count terms."""
-        tokenizer = Tokenizer(tokenizer_config)
-        vocab: dict[str, int] = {}
-        tf = _count(texts, tokenizer, vocab, progress)
-        return cls(tokenizer_config, list(vocab), tf, params)
+        return cls(tokenizer_config, *count_terms(texts, tokenizer_config, progress), params)
 
     # ---- the vocabulary and the term counts (built in memory, or read from an opened index) -----
     @property
@@ -235,13 +242,6 @@ class LexicalIndex:
         except (OSError, ValueError) as exc:
             raise IndexFormatError(f"{folder}: cannot read the lexical index ({exc})") from exc
         return self
-
-    def rescope(self, scope: Collection | None) -> None:
-        """Score with `scope`'s statistics (a shard: its whole collection's; None: its own), exactly."""
-        if scope is not None and len(scope.df) != self.n_terms:
-            raise ValueError(f"a scope of {len(scope.df)} terms for an index of {self.n_terms}")
-        self.scope = scope
-        self._derive()
 
     def add(self, texts: list[str]) -> None:
         """Append documents; vocabulary grows, global statistics are recomputed exactly (and a
