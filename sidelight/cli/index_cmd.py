@@ -68,8 +68,10 @@ def register(sub) -> None:
 def run_check(args: argparse.Namespace) -> int:
     index = Index.load(args.index, verify=True)
     files = index.manifest["sizes"]
+    shards = index.manifest.get("shards")
+    also = f", and so do its {shards['count']} shards'" if shards else ""
     print(f"{args.index}: {store.current_generation(args.index)} is whole: {len(files)} files, "
-          f"{sum(files.values()) / 1e6:,.1f} MB, every sha256 matches its manifest; {len(index.corpus):,} records")
+          f"{sum(files.values()) / 1e6:,.1f} MB, every sha256 matches its manifest{also}; {len(index.corpus):,} records")
     return 0
 
 
