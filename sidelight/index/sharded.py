@@ -65,7 +65,7 @@ class ShardedLexical(LexicalIndex):
 
     Tokenizing, term lookup, idf and the TF-IDF query vector are answered here; BM25 and TF-IDF
     scores are summed by the shards (a record's score is its shard's). The term counts and weight
-    matrices themselves stay on the shards: what needs them (RM3, lexical variants) is refused.
+    matrices themselves stay on the shards: what needs them (RM3) is refused.
     """
 
     def __init__(self, folder: Path, meta: dict, fanout: Fanout):
@@ -125,6 +125,12 @@ class ShardedDense(DenseStore):
 
     def scores_of(self, q: np.ndarray) -> np.ndarray:
         return gather(self.fanout.ask("cosines", np.asarray(q, dtype=np.float32), None), self.n_records)
+
+    def top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
+        if k is None:
+            return super().top(query, k, id_rank)
+        positions, scores = merged(self.fanout.ask("cosines", np.asarray(self.encode_query(query), np.float32), k))
+        return select_top(positions, scores, k, id_rank)  # each shard's top k, merged
 
     @property
     def vectors(self):

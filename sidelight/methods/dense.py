@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..structures.dense import DenseStore
-from ..structures.ranking import Ranking, check_finite, select_top, top_k
+from ..structures.ranking import Ranking, check_finite, select_top
 from .params import Param
 from .registry import register
 
@@ -25,7 +25,7 @@ def require_dense(index: "Index") -> DenseStore:
 @register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records",
           needs=("dense",))
 def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
-    return top_k(require_dense(index).scores(query), k, index.id_rank, positive_only=False)
+    return require_dense(index).top(query, k, index.id_rank)
 
 
 @register("dense-ann", "dense via the saved HNSW graph (usearch): max(k, candidates) approximate neighbours "

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 
 from ..errors import IndexFormatError, InputError
+from .ranking import Ranking, top_k
 
 if TYPE_CHECKING:
     from ..models.embedder import Embedder
@@ -95,6 +96,10 @@ class DenseStore:
     def scores(self, query: str) -> np.ndarray:
         """Cosine of the query with every record (vectors are unit length)."""
         return self.scores_of(self.encode_query(query))
+
+    def top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
+        """The k records of highest cosine (every record when k is None), ties by `id_rank`."""
+        return top_k(self.scores(query), k, id_rank, positive_only=False)
 
     def scores_of(self, q: np.ndarray) -> np.ndarray:
         """Cosine of a query vector with every record (see `cosines`)."""
