@@ -47,6 +47,11 @@ class FakeDense:
         time.sleep(self.delay_s)
         return self.vectors @ self.encode_query(query)
 
+    def top(self, query: str, k, id_rank):
+        from sidelight.structures.ranking import top_k
+
+        return top_k(self.scores(query), k, id_rank, positive_only=False)
+
 
 def hand_index(delay_s: float = 0.0) -> Index:
     recs = [Record("a", "Alpha engine", "alpha engine turbine"), Record("b", "Beta gear", "gear wheel alpha"),
