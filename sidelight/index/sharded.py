@@ -172,11 +172,8 @@ class ShardedIndex(Index):
             pins = manifest["shards"]["generations"]
             if len(assignment) != c["records"] or len(records) != c["records"] or assignment.max(initial=0) >= len(pins):
                 raise IndexFormatError(f"{path}: the shard assignment does not fit {c['records']} records")
-            servers = [ShardServer(root / SHARDS / str(s), gen, np.flatnonzero(assignment == s))
+            servers = [ShardServer(root / SHARDS / str(s), gen, np.flatnonzero(assignment == s), verify=verify)
                        for s, gen in enumerate(pins)]
-            if verify:
-                for s, gen in enumerate(pins):
-                    store.read_manifest(root / SHARDS / str(s) / gen, verify=True)
             fanout = Fanout(LocalShards(servers))
             lexical = ShardedLexical(path / "vocab", manifest["lexical"], fanout)
             dense = ShardedDense({**manifest["dense"], "records": c["records"]}, fanout) if "dense" in manifest else None

@@ -32,10 +32,11 @@ Answer = tuple[np.ndarray, np.ndarray]  # (global positions, scores)
 class ShardServer:
     """One shard's folder, opened memory-mapped, answering in global positions."""
 
-    def __init__(self, root: str | Path, generation: str, positions: np.ndarray, warm: bool = False):
+    def __init__(self, root: str | Path, generation: str, positions: np.ndarray, warm: bool = False,
+                 verify: bool = False):
         from .index import Index, warm_kernels
 
-        self.index = Index._load_generation(Path(root), generation, verify=False)
+        self.index = Index._load_generation(Path(root), generation, verify)
         if warm:  # a long-lived server takes the kernels' start-up before its first query
             warm_kernels()
         self.positions = np.asarray(positions, dtype=np.int64)  # global position of each local record
