@@ -5,9 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEBIAN_PACKAGES := dict-foldoc wordnet-base chromium chromium-driver
 
-.PHONY: install demo test bench clean debian
+.PHONY: install demo test bench clean debian web
 
-install: $(STAMP) debian
+WEB_STAMP := sidelight/web/assets/.built
+
+install: $(STAMP) debian web
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -27,6 +29,17 @@ debian:
 	  echo "FOLDOC/WordNet need Debian packages:$$missing. Run: sudo apt-get install -y$$missing"; \
 	fi
 
+# The exported page's scripts (`sidelight export-web`): onnxruntime-web and esbuild from the npm registry
+# (versions pinned in web/package-lock.json), bundled into sidelight/web/assets/.
+web: $(WEB_STAMP)
+
+$(WEB_STAMP): web/package.json web/package-lock.json web/build.mjs $(wildcard web/src/*.js web/src/*.css)
+	@if command -v npm >/dev/null 2>&1; then \
+	  cd web && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && node build.mjs && touch ../$(WEB_STAMP); \
+	else \
+	  echo "sidelight export-web needs Node.js and npm to build its page (sudo apt-get install -y nodejs npm)"; \
+	fi
+
 demo: install
 	$(BIN)/python -m sidelight.demo
 
@@ -38,4 +51,4 @@ bench: install
 	$(BIN)/python bench/lexical.py --json bench/results/lexical.json
 
 clean:
-	rm -rf $(VENV) .cache
+	rm -rf $(VENV) .cache web/node_modules sidelight/web/assets

@@ -23,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--lab", type=Path, metavar="DIR", help="a lab run dir: its latest report.html is shown on the page")
+    p.add_argument("--site", type=Path, metavar="DIR",
+                   help="a page `sidelight export-web` wrote for this index, served at /site/: it searches in the "
+                        "browser and offers feedback through this server")
     p.add_argument("--budget-ms", type=int, default=None, help="default time budget per request (ms)")
     p.add_argument("--ray", metavar="auto|ADDRESS", default=None,
                    help="a sharded index: serve each shard from a Ray actor (auto: the cluster running here, "
@@ -121,9 +124,15 @@ def run_serve(args: argparse.Namespace) -> int:
 
     token, hosts = _access(args, "sidelight serve")
     service = _service(args, "http")
-    app = create_app(service, allowed_hosts=hosts, access_token=token)
+    if args.site is not None:
+        from ..web.export import check_site_of
+
+        check_site_of(args.site, service.index)
+    app = create_app(service, allowed_hosts=hosts, access_token=token, site=args.site)
     console.print(f"sidelight serve: {len(service.index.corpus)} records on http://{args.host}:{args.port}/  "
                   f"(API: /openapi.json, readiness: /health)")
+    if args.site is not None:
+        console.print(f"the exported page: http://{args.host}:{args.port}/site/")
     if token is not None:
         console.print("access token required: header 'Authorization: Bearer TOKEN'; a browser opens /?token=TOKEN once")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

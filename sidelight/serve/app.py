@@ -20,6 +20,7 @@ import hmac
 import json
 import re
 import secrets
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -30,7 +31,8 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request, cookie_parser
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .engine import Service
@@ -256,11 +258,13 @@ def _only(args: dict, allowed: set[str]) -> dict:
 
 
 def create_app(service: Service, allowed_hosts: list[str] | None = None, access_token: str | None = None,
-               page_token: str | None = None) -> Starlette:
+               page_token: str | None = None, site: Path | None = None) -> Starlette:
     """The ASGI app over one `Service`.
 
     `allowed_hosts`: Host header check (DNS rebinding guard; None: no check). `access_token`: required on every
     request (``Authorization: Bearer``). `page_token`: the token every POST must carry (default: random).
+    `site`: a folder `sidelight export-web` wrote for this index, served at /site/ (the page then offers
+    feedback through this server).
     """
     page_token = page_token or secrets.token_urlsafe(32)
     page_html = PAGE_HTML.replace(TOKEN_PLACEHOLDER, page_token)
@@ -381,6 +385,8 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         Route("/lab/report", report_html, methods=["GET"]),
         Route("/api/log", log, methods=["GET"]),
     ]
+    if site is not None:
+        routes.append(Mount("/site", app=StaticFiles(directory=str(site), html=True)))
     middleware = [Middleware(Guard, allowed_hosts=allowed_hosts, access_token=access_token, cookie_login=True)]
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={ApiError: on_api_error, HTTPException: on_http_error, Exception: on_crash},

@@ -83,6 +83,17 @@ def tfidf_idf(df: np.ndarray, n: int) -> np.ndarray:
     return np.log((n + 1.0) / (df + 1.0)) + 1.0
 
 
+def _tfidf_parts(tf: sp.coo_matrix, df: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unnormalised TF-IDF weights (1+ln tf)(idf) of the postings of `tf` and each row's L2 norm."""
+    data = (1.0 + np.log(tf.data)) * tfidf_idf(df, n)[tf.col]
+    return data, np.sqrt(np.bincount(tf.row, weights=data * data, minlength=tf.shape[0]))
+
+
+def tfidf_norms(tf: sp.csr_matrix, df: np.ndarray, n: int) -> np.ndarray:
+    """The L2 norm of every record's unnormalised TF-IDF vector (what `LexicalIndex.tfidf` divides by)."""
+    return _tfidf_parts(tf.tocoo(), df, n)[1]
+
+
 def bm25_norm(doc_len: np.ndarray, avgdl: float, p: BM25Params) -> np.ndarray:
     """k1 (1 - b + b dl/avgdl) of every record: the length part of BM25's denominator."""
     return p.k1 * (1.0 - p.b + p.b * doc_len / avgdl) if avgdl > 0 else np.full(len(doc_len), p.k1)
@@ -321,8 +332,7 @@ class LexicalIndex:
 
     def _tfidf_weights(self) -> sp.csc_matrix:
         tf = self.tf.tocoo()
-        data = (1.0 + np.log(tf.data)) * tfidf_idf(self.df, self.n_scored)[tf.col]
-        norms = np.sqrt(np.bincount(tf.row, weights=data * data, minlength=self.n_docs))
+        data, norms = _tfidf_parts(tf, self.df, self.n_scored)
         data = data / np.where(norms > 0, norms, 1.0)[tf.row]
         w = sp.csc_matrix((data, (tf.row, tf.col)), shape=tf.shape)
         w.sort_indices()

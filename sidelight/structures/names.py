@@ -65,6 +65,7 @@ class NameMatcher:
             got = owners.setdefault(key, [])
             if position not in got:
                 got.append(position)
+        self.owners = owners  # normalised name -> record positions (the page's matcher is built from it)
         self._auto = ahocorasick.Automaton()
         for key, positions in owners.items():
             self._auto.add_word(f" {key} ", (key, tuple(positions)))

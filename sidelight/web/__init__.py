@@ -1,0 +1,1 @@
+"""`sidelight export-web`: the index as a static page that searches in the browser, and its parity check."""

@@ -1,0 +1,181 @@
+// The exported page's main thread: decodes the data scripts, starts the search worker, shows the lanes.
+// `window.sidelight` (ready, search, encode, timings) is what tests and bench/web.py drive.
+
+const M = window.SIDELIGHT_MANIFEST, DATA = window.SIDELIGHT_DATA;
+const $ = (s) => document.querySelector(s);
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+const LANES = { bm25: "lexical", dense: "dense", relation: "relation" };
+const DESC = {
+  bm25: "BM25 only: no graph, no embeddings", dense: "cosine of MiniLM vectors, the query encoded here",
+  relation: "records reached through ≥ 1 graph edge from the records the question names, with the edge path",
+  tfidf: "TF-IDF cosine (Carrier)", "rrf-lexical": "reciprocal rank fusion of BM25 and TF-IDF",
+  "bm25+ppr": "Carrier R01: BM25 boosted by personalised PageRank from its top hits", rrf: "reciprocal rank fusion of BM25 and dense",
+};
+
+function bytes(b64) {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64);
+  const s = atob(b64), out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+const timings = { download_ms: performance.now() - window.SIDELIGHT_T0 };
+const t0 = performance.now();
+const payload = Object.fromEntries(Object.entries(DATA).map(([k, v]) => [k, typeof v === "string" ? bytes(v).buffer : v]));
+timings.decode_ms = performance.now() - t0;
+const tables = payload.tables;
+
+let worker = null, pending = new Map(), nextId = 1, readyIndex, readyModel;
+let server = null;  // set when `sidelight serve INDEX --site SITE` serves this page: {header, token}
+
+/** Opened from `sidelight serve` for this index? Then feedback goes through the server's traces. */
+async function detectServer() {
+  if (!location.protocol.startsWith("http")) return;
+  try {
+    const h = await (await fetch("../health")).json();
+    if (!h.index || h.index.corpus !== M.corpus || h.index.records !== M.records) return;
+    server = await (await fetch("../api/token")).json();
+    $("#status-server").hidden = false;
+    $("#needs-server").innerHTML = 'Served by <code>sidelight serve</code>: credit a relation hit to strengthen the edges its trace credited; the serendipity lane and its reveal are on <a href="../">the served lab page</a>.';
+  } catch (err) { server = null; }
+}
+
+async function post(path, body) {
+  const r = await fetch(".." + path, { method: "POST", body: JSON.stringify(body),
+                                        headers: { "content-type": "application/json", [server.header]: server.token } });
+  const j = await r.json();
+  if (!r.ok) throw new Error((j.error && j.error.message) || `${path}: HTTP ${r.status}`);
+  return j;
+}
+
+function start() {
+  worker = new Worker(URL.createObjectURL(new Blob([window.SIDELIGHT_WORKER_SRC], { type: "text/javascript" })));
+  let doneIndex, doneModel, fail;
+  readyIndex = new Promise((res, rej) => { doneIndex = res; fail = rej; });
+  readyModel = M.dense ? new Promise((res) => { doneModel = res; }) : Promise.resolve(0);
+  worker.onmessage = ({ data }) => {
+    if (data.type === "ready") {
+      timings[`${data.part}_setup_ms`] = data.ms;
+      (data.part === "index" ? doneIndex : doneModel)(data.ms);
+      status();
+      return;
+    }
+    const p = pending.get(data.id);
+    if (!p) { if (data.type === "error") fail(new Error(data.message)); return; }
+    pending.delete(data.id);
+    data.type === "error" ? p.reject(new Error(data.message)) : p.resolve(data);
+  };
+  const msg = { type: "init", manifest: M, index: payload.index, tables: payload.tables };
+  if (M.dense) Object.assign(msg, { model: payload.model, tokenizer: payload.tokenizer, wasm: payload["ort-wasm"] });
+  worker.postMessage(msg);  // copied, not transferred: Stop restarts the worker from the same buffers
+}
+
+function ask(msg) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => { pending.set(id, { resolve, reject }); worker.postMessage({ ...msg, id }); });
+}
+
+function stop() {
+  worker.terminate();
+  for (const p of pending.values()) p.reject(new Error("stopped"));
+  pending.clear();
+  start();
+  $("#timings").textContent = "stopped; the worker restarted";
+}
+
+function status() {
+  const parts = [`${M.records.toLocaleString()} records`, `${M.edges.toLocaleString()} edges`];
+  const model = M.dense ? (timings.model_setup_ms ? "model ready" : "model loading…") : "no vectors";
+  $("#status").textContent = `${parts.join(" · ")} · ${model}`;
+  $("#status").className = "badge ok";
+}
+
+function trace() {
+  const r = crypto.getRandomValues(new Uint8Array(6));
+  return "local-" + Array.from(r, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function hitHtml(h, rank, pos, score, credit) {
+  let path = "";
+  if (h && h.path) {
+    path = `<div class="path">${h.path.map((e) => `${esc(tables.titles[e.source])} —${esc(e.type)}→ ${esc(tables.titles[e.target])}`).join(" · ")}</div>`;
+  }
+  const button = credit ? `<button class="credit" data-trace="${esc(credit)}" data-node="${esc(tables.ids[pos])}">credit</button>` : "";
+  return `<li class="hit"><span class="rank">${rank}</span><span><span class="title">${esc(tables.titles[pos])}</span>
+    <span class="id">${esc(tables.ids[pos])}</span></span><span class="score">${score.toPrecision(4)}${button}</span>
+    <div class="text">${esc(tables.texts[pos])}</div>${path}</li>`;
+}
+
+function anchorsHtml(r) {
+  if (!r.anchors || !r.anchors.length) return "";
+  const seeds = r.anchors.map((a) => `${esc(tables.titles[a.position])} (${esc(a.why)}${a.cue ? `, “${esc(a.cue)}”` : ""})`);
+  return `<p class="desc">from ${seeds.join(", ")}${r.cue ? ` · cue “${esc(r.cue.phrase)}” → ${esc(r.cue.types.join(", ") || "all types")}` : ""}</p>`;
+}
+
+function render(result, methods, served) {
+  const channel = { bm25: "lexical", dense: "dense", relation: "relation" };
+  $("#lanes").innerHTML = methods.map((m) => {
+    const r = result.lanes[m], lane = served && channel[m] ? served[channel[m]] : null;
+    const credited = m === "relation" && lane ? new Set(lane.hits.map((h) => h.id)) : new Set();
+    const hits = r.positions.map((p, i) => hitHtml(r.hits && r.hits[i], i + 1, p, r.scores[i],
+                                                   credited.has(tables.ids[p]) ? lane.trace_id : null)).join("");
+    const empty = r.positions.length ? "" : `<p class="desc">${m === "relation" ? "no record reached through an edge" : "no hit"}</p>`;
+    const traceId = lane ? `trace id ${esc(lane.trace_id)} (stored by the server)` : `trace id ${trace()} (kept on this device only)`;
+    return `<section class="lane" data-method="${esc(m)}"><h2><span>${esc(LANES[m] || m)}</span><span class="desc">${esc(m)} · ${result.timings[m].toFixed(1)} ms</span></h2>
+      <p class="desc">${esc(DESC[m] || "")}</p>${m === "relation" ? anchorsHtml(r) : ""}<p class="trace">${traceId}</p>${empty}<ol class="hits">${hits}</ol></section>`;
+  }).join("");
+}
+
+async function onCredit(ev) {
+  const b = ev.target.closest("button.credit");
+  if (!b) return;
+  try {
+    const r = await post("/api/feedback", { trace_id: b.dataset.trace, node_id: b.dataset.node });
+    b.textContent = "credited";
+    b.disabled = true;
+    $("#timings").textContent = r.note || "credited";
+  } catch (err) {
+    $("#timings").innerHTML = `<span class="err">${esc(err.message)}</span>`;
+  }
+}
+
+async function search(query, methods, k, qvec = null) {
+  await readyIndex;
+  return ask({ type: "search", query, methods, k, qvec });
+}
+
+async function onSearch(ev) {
+  ev.preventDefault();
+  const query = $("#q").value, k = Number($("#k").value) || 10;
+  const methods = ["bm25", ...(M.dense ? ["dense"] : []), "relation", $("#extra").value].filter((m, i, a) => m && a.indexOf(m) === i);
+  $("#stop").disabled = false;
+  $("#timings").textContent = "searching…";
+  try {
+    const t = performance.now();
+    const served = server ? post("/api/channels", { query, limit: k }) : null;
+    const r = await search(query, methods, k);
+    render(r, methods, served ? await served : null);
+    const q = Object.entries(r.timings).map(([m, ms]) => `${m} ${ms.toFixed(1)} ms`).join(" · ");
+    $("#timings").textContent = `query ${(performance.now() - t).toFixed(1)} ms (${q}) · page load: download ${timings.download_ms.toFixed(0)} ms, decode ${timings.decode_ms.toFixed(0)} ms, index set-up ${timings.index_setup_ms.toFixed(0)} ms` + (M.dense ? `, model set-up ${timings.model_setup_ms ? timings.model_setup_ms.toFixed(0) + " ms" : "running"}` : "");
+  } catch (err) {
+    $("#timings").innerHTML = `<span class="err">${esc(err.message)}</span>`;
+  } finally {
+    $("#stop").disabled = true;
+  }
+}
+
+$("#corpus").textContent = M.corpus;
+if (M.lab_report) $("#lab").hidden = false;
+$("#extra").innerHTML = M.methods_offered.filter((m) => !LANES[m]).map((m) => `<option>${esc(m)}</option>`).join("");
+$("#search").addEventListener("submit", onSearch);
+$("#stop").addEventListener("click", stop);
+$("#lanes").addEventListener("click", onCredit);
+detectServer();
+start();
+readyIndex.then(() => { $("#q").disabled = $("#go").disabled = false; $("#q").focus(); });
+
+window.sidelight = {
+  manifest: M, timings, ready: () => readyIndex, modelReady: () => readyModel, search,
+  encode: async (texts) => { await readyModel; return (await ask({ type: "encode", texts })).vectors; },
+  ids: tables.ids,
+};
