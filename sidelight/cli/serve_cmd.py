@@ -127,7 +127,11 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.site is not None:
         from ..web.export import check_site_of
 
-        check_site_of(args.site, service.index)
+        exported = check_site_of(args.site, service.index).get("index_generation")
+        now = store.current_generation(args.index)
+        if exported != now:
+            console.print(f"note: {args.site} was exported from {exported}, the index is now at {now}: re-export it "
+                          f"so that the page ranks what the server ranks")
     app = create_app(service, allowed_hosts=hosts, access_token=token, site=args.site)
     console.print(f"sidelight serve: {len(service.index.corpus)} records on http://{args.host}:{args.port}/  "
                   f"(API: /openapi.json, readiness: /health)")

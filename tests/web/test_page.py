@@ -1,8 +1,9 @@
 """The exported page in headless Chromium, checked against Python like Carrier R01's live page (§11).
 
 Every method the page offers, on every query of the FOLDOC benchmark's held-out split (the lab's
-FOLDOC index: min length 2, Lucene stop list) and of SciFact's 300 test queries: the same ids in
-the same order in the top 10, scores within 1e-6 relative, the same credited edge paths. Dense
+FOLDOC index: min length 2, Lucene stop list), of SciFact's 300 test queries and of the WordNet
+relation questions (typed edges and cues): the same ids in the same order in the top 10, scores
+within 1e-6 relative, the same credited edge paths. Dense
 methods score Python's query vectors (SciFact: the 283 abstracts judged for the test queries,
 encoded by the int8 MiniLM); the page's own query vectors are checked against Python's.
 """
@@ -68,6 +69,19 @@ def test_foldoc_held_out_split_every_method_equals_python(browser, tmp_path_fact
     urls = requested_urls(browser)
     assert any(u.startswith("file:") and u.endswith("/data/index.js") for u in urls)
     assert not [u for u in urls if u.startswith(("http:", "https:", "ws:", "wss:"))]  # no request leaves the page
+
+
+def test_wordnet_relation_questions_typed_cues_equal_python(browser, tmp_path_factory):
+    """WordNet's typed edges: the relation cues ("a kind of", "part of") walk only their edge types."""
+    from sidelight.corpus.wordnet import load_wordnet_nouns
+    from sidelight.methods.relation import relation_rank
+
+    index, site = _site(tmp_path_factory, Index.build(load_wordnet_nouns(), TokenizerConfig(stopwords="lucene-en-v1"),
+                                                      progress=False), "wordnet")
+    rows = [json.loads(line) for line in (REPO / "benchmarks" / "relation-v1.jsonl").open()]
+    queries = [r["query"] for r in rows if r["corpus"] == "wordnet"]
+    assert sum(1 for q in queries if (relation_rank(index, q, 10).cue or {}).get("types")) >= 20
+    _check(browser, index, site, queries, LEXICAL)
 
 
 def test_scifact_test_queries_lexical_methods_equal_python(browser, tmp_path_factory, scifact_index, scifact_test):

@@ -102,10 +102,10 @@ export class Engine {
   /** Cosine of a query vector with every record (the vectors are unit length). */
   denseScores(qvec) {
     if (!this.vectors) throw new Error("this page has no dense vectors");
-    const v = this.vectors, dim = this.dim, s = new Float64Array(this.n);
-    for (let i = 0; i < this.n; i++) {
+    const v = this.vectors, dim = this.dim, s = new Float64Array(this.n), q = Float64Array.from(qvec);
+    for (let i = 0, o = 0; i < this.n; i++, o += dim) {  // float32 products are exact in float64
       let acc = 0.0;
-      for (let j = 0, o = i * dim; j < dim; j++) acc += v[o + j] * qvec[j];
+      for (let j = 0; j < dim; j++) acc += v[o + j] * q[j];
       s[i] = acc;
     }
     return s;

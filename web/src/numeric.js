@@ -21,12 +21,43 @@ export function pairwiseSum(get, lo, n) {
   return pairwiseSum(get, lo, n2) + pairwiseSum(get, lo + n2, n - n2);
 }
 
-/** Positions best first: score descending, then `tieRank` ascending (Python's `top_k`). */
+/** Positions best first: score descending, then `tieRank` ascending (Python's `top_k`). The k best
+ *  are kept in a heap (worst of them at the root), so a query costs O(n log k), not a sort of n. */
 export function topK(scores, k, tieRank, positiveOnly = true) {
-  const cand = [];
-  for (let i = 0; i < scores.length; i++) if (!positiveOnly || scores[i] > 0) cand.push(i);
-  cand.sort((a, b) => scores[b] - scores[a] || tieRank[a] - tieRank[b]);
-  if (k != null && cand.length > k) cand.length = Math.max(k, 0);
+  const better = (a, b) => scores[a] > scores[b] || (scores[a] === scores[b] && tieRank[a] < tieRank[b]);
+  const keep = (i) => !positiveOnly || scores[i] > 0;
+  let cand = [];
+  if (k == null) {
+    for (let i = 0; i < scores.length; i++) if (keep(i)) cand.push(i);
+  } else if (k > 0) {
+    const heap = cand;
+    const down = (j) => {
+      for (;;) {
+        const l = 2 * j + 1, r = l + 1;
+        let w = j;
+        if (l < heap.length && better(heap[w], heap[l])) w = l;
+        if (r < heap.length && better(heap[w], heap[r])) w = r;
+        if (w === j) return;
+        [heap[j], heap[w]] = [heap[w], heap[j]];
+        j = w;
+      }
+    };
+    for (let i = 0; i < scores.length; i++) {
+      if (!keep(i)) continue;
+      if (heap.length < k) {
+        heap.push(i);
+        for (let j = heap.length - 1; j > 0 && better(heap[(j - 1) >> 1], heap[j]);) {
+          const up = (j - 1) >> 1;
+          [heap[j], heap[up]] = [heap[up], heap[j]];
+          j = up;
+        }
+      } else if (better(i, heap[0])) {
+        heap[0] = i;
+        down(0);
+      }
+    }
+  }
+  cand.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
   return { positions: cand, scores: cand.map((i) => scores[i]) };
 }
 
