@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,8 @@ import pytest
 from sidelight.index import Index
 from sidelight.serve.app import create_app
 from sidelight.serve.engine import Service
+
+from tests.live import live_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -34,22 +34,9 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 @pytest.fixture(scope="module")
 def server(foldoc_copy):
-    import uvicorn
-
     service = Service(Index.load(foldoc_copy))
-    config = uvicorn.Config(create_app(service, allowed_hosts=["127.0.0.1", "localhost"]), host="127.0.0.1", port=0,
-                            log_level="warning", lifespan="on")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    port = srv.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with live_server(create_app(service, allowed_hosts=["127.0.0.1", "localhost"])) as url:
+        yield url
     service.close()
 
 

@@ -22,6 +22,8 @@ from sidelight.web.export import export_web
 from sidelight.web.parity import (browser_available, chromium, compare, encode_check, open_page, page_rankings,
                                   python_rankings, requested_urls)
 
+from tests.live import live_server
+
 pytest.importorskip("selenium.webdriver")
 if not browser_available():
     pytest.skip("needs Debian's chromium and chromium-driver (make debian installs them)", allow_module_level=True)
@@ -134,10 +136,6 @@ def test_the_page_searches_shows_lanes_with_trace_ids_and_stops(browser, tmp_pat
 
 
 def test_opened_from_sidelight_serve_the_page_credits_through_the_server(browser, tmp_path_factory, toy_corpus):
-    import threading
-    import time
-
-    import uvicorn
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
@@ -147,18 +145,8 @@ def test_opened_from_sidelight_serve_the_page_credits_through_the_server(browser
 
     index, site = _site(tmp_path_factory, Index.build(toy_corpus, progress=False), "served")
     service = Service(index)
-    config = uvicorn.Config(create_app(service, allowed_hosts=["127.0.0.1"], site=site), host="127.0.0.1", port=0,
-                            log_level="warning", lifespan="on")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        port = srv.servers[0].sockets[0].getsockname()[1]
-        browser.get(f"http://127.0.0.1:{port}/site/")
+    with live_server(create_app(service, allowed_hosts=["127.0.0.1"], site=site)) as url:
+        browser.get(f"{url}/site/")
         wait = WebDriverWait(browser, 20)
         wait.until(EC.visibility_of_element_located((By.ID, "status-server")))
         wait.until(EC.element_to_be_clickable((By.ID, "go")))
@@ -172,10 +160,7 @@ def test_opened_from_sidelight_serve_the_page_credits_through_the_server(browser
         wait.until(EC.text_to_be_present_in_element((By.ID, "timings"), "strengthened"))
         assert index.state.overlay(), "the credited edge has a learned weight"
         assert float(index.graph.weights[0]) == before  # base weights never change; the overlay holds the change
-    finally:
-        srv.should_exit = True
-        thread.join(10)
-        service.close()
+    service.close()
 
 
 def test_serve_refuses_a_site_of_another_index(tmp_path, toy_corpus, capsys):
