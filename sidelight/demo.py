@@ -1,5 +1,6 @@
 """The main job (`make demo`): index SciFact (BM25 + MiniLM), run example queries in separate lanes,
-evaluate every method on the SciFact test split and print the table; then a FOLDOC relation example.
+evaluate every method on the SciFact test split and print the table, export the index as a page that
+searches in the browser (.cache/demo/site/); then a FOLDOC relation example.
 
 Indexes are cached under .cache/ (or $SIDELIGHT_CACHE) and rebuilt when the corpus or settings change.
 Encoding SciFact with MiniLM takes a few minutes the first time.
@@ -16,7 +17,7 @@ from .cli.output import console, table
 from .config import cache_dir, dataset_path
 from .corpus.beir import beir_split, load_beir_corpus
 from .corpus.model import Corpus
-from .errors import IndexFormatError, MissingDataError, SidelightError
+from .errors import IndexFormatError, InputError, MissingDataError, SidelightError
 from .index import Index
 from .lab.evaluate import evaluate_method
 from .methods import get_method
@@ -52,6 +53,20 @@ def cached_index(corpus: Corpus, name: str, tokenizer: TokenizerConfig = Tokeniz
     return Index.load(path)
 
 
+def export_page(index: Index) -> None:
+    """The SciFact index as a page that searches in the browser (`sidelight export-web`)."""
+    from .web.export import export_web
+
+    site = cache_dir() / "demo" / "site"
+    try:
+        r = export_web(index.path, site, force=True)
+    except InputError as exc:  # e.g. the page's scripts are not built (no npm on this machine)
+        console.print(f"[yellow]page not exported: {exc}[/yellow]")
+        return
+    console.print(f"the same index in your browser: open {site / 'index.html'} ({r.total_bytes / 1e6:.0f} MB; "
+                  f"it searches on your device and fetches nothing)")
+
+
 def main() -> int:
     folder = dataset_path("scifact")
     corpus = load_beir_corpus(folder)
@@ -73,6 +88,7 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     console.print(f"results written to {out}")
+    export_page(index)
 
     try:
         from .corpus.foldoc import load_foldoc
