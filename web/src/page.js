@@ -50,9 +50,10 @@ async function post(path, body) {
 
 function start() {
   worker = new Worker(URL.createObjectURL(new Blob([window.SIDELIGHT_WORKER_SRC], { type: "text/javascript" })));
-  let doneIndex, doneModel, fail;
-  readyIndex = new Promise((res, rej) => { doneIndex = res; fail = rej; });
-  readyModel = M.dense ? new Promise((res) => { doneModel = res; }) : Promise.resolve(0);
+  let doneIndex, failIndex, doneModel, failModel = () => {};
+  readyIndex = new Promise((res, rej) => { doneIndex = res; failIndex = rej; });
+  readyModel = M.dense ? new Promise((res, rej) => { doneModel = res; failModel = rej; }) : Promise.resolve(0);
+  readyModel.catch(() => {});  // a failed model set-up is shown in the status badge and by each dense search
   worker.onmessage = ({ data }) => {
     if (data.type === "ready") {
       timings[`${data.part}_setup_ms`] = data.ms;
@@ -61,7 +62,15 @@ function start() {
       return;
     }
     const p = pending.get(data.id);
-    if (!p) { if (data.type === "error") fail(new Error(data.message)); return; }
+    if (!p) {  // an error outside a request: the set-up failed
+      if (data.type === "error") {
+        failIndex(new Error(data.message));
+        failModel(new Error(data.message));
+        $("#status").textContent = `set-up failed: ${data.message}`;
+        $("#status").className = "badge bad";
+      }
+      return;
+    }
     pending.delete(data.id);
     data.type === "error" ? p.reject(new Error(data.message)) : p.resolve(data);
   };
@@ -152,7 +161,7 @@ async function onSearch(ev) {
   $("#timings").textContent = "searching…";
   try {
     const t = performance.now();
-    const served = server ? post("/api/channels", { query, limit: k }) : null;
+    const served = server ? post("/api/channels", { query, limit: k }).catch(() => null) : null;  // local lanes stand alone
     const r = await search(query, methods, k);
     render(r, methods, served ? await served : null);
     const q = Object.entries(r.timings).map(([m, ms]) => `${m} ${ms.toFixed(1)} ms`).join(" · ");
