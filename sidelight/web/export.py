@@ -101,6 +101,10 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
             raise InputError(f"no report.html under {lab} (run `sidelight lab report {lab}`)")
     assets = assets_folder()
     index = Index.load(index_path)
+    floor = _least_mb(index, vectors)
+    if floor > max_mb:  # refused before anything is packed: a large index would take its size in memory
+        raise InputError(f"{index_path}: the page would take at least {floor:,.1f} MB, over the limit of {max_mb:g} MB "
+                         f"(raise it with --max-mb, or use --vectors float16)")
     payloads, manifest = _payloads(index, snippet, vectors)
     if "model" in payloads:
         payloads["ort-wasm"] = (assets / "ort-wasm-simd-threaded.wasm").read_bytes()
@@ -173,6 +177,15 @@ def check_site_of(site: Path, index: Index) -> dict:
         raise InputError(f"{site} was exported from {manifest.get('corpus')!r} ({manifest.get('records')} records), "
                          f"not from this index ({index.corpus.name!r}, {len(index.corpus)} records)")
     return manifest
+
+
+def _least_mb(index: Index, vectors: str) -> float:
+    """A lower bound of the page's size (MB, base64): postings (4-byte record, 1-byte count), vectors."""
+    if isinstance(index, ShardedIndex):
+        return 0.0  # refused by `_payloads`, with its reason
+    nnz = index.lexical.bm25.nnz  # memory-mapped: counting reads nothing
+    dense = index.dense.vectors.size * (2 if vectors == "float16" else 4) if index.dense is not None else 0
+    return (5 * nnz + dense) * 4 / 3 / 1e6
 
 
 def _defaults(name: str) -> dict:
