@@ -101,6 +101,9 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
             raise InputError(f"no report.html under {lab} (run `sidelight lab report {lab}`)")
     assets = assets_folder()
     index = Index.load(index_path)
+    if isinstance(index, ShardedIndex):
+        raise InputError("a sharded index cannot be exported as a page (its records live on the shards); "
+                         "export an index built without --shards")
     floor = _least_mb(index, vectors)
     if floor > max_mb:  # refused before anything is packed: a large index would take its size in memory
         raise InputError(f"{index_path}: the page would take at least {floor:,.1f} MB, over the limit of {max_mb:g} MB "
@@ -181,8 +184,6 @@ def check_site_of(site: Path, index: Index) -> dict:
 
 def _least_mb(index: Index, vectors: str) -> float:
     """A lower bound of the page's size (MB, base64): postings (4-byte record, 1-byte count), vectors."""
-    if isinstance(index, ShardedIndex):
-        return 0.0  # refused by `_payloads`, with its reason
     nnz = index.lexical.bm25.nnz  # memory-mapped: counting reads nothing
     dense = index.dense.vectors.size * (2 if vectors == "float16" else 4) if index.dense is not None else 0
     return (5 * nnz + dense) * 4 / 3 / 1e6
@@ -194,9 +195,6 @@ def _defaults(name: str) -> dict:
 
 def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes], dict]:
     """Every payload the page loads (name -> bytes) and the manifest that describes them."""
-    if isinstance(index, ShardedIndex):
-        raise InputError("a sharded index cannot be exported as a page (its records live on the shards); "
-                         "export an index built without --shards")
     lex = index.lexical
     if lex.tokenizer_config.stem:
         raise InputError("the page's tokenizer has no stemmer: export an index built without --stem")
