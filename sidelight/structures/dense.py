@@ -87,7 +87,13 @@ class DenseStore:
             yield
             return
         unique = [t for t in dict.fromkeys(texts) if t and t.strip()]
-        self._query_vectors = dict(zip(unique, self.embedder().encode(unique, batch_size=batch_size, kind="query")))
+        with self.query_vectors(dict(zip(unique, self.embedder().encode(unique, batch_size=batch_size, kind="query")))):
+            yield
+
+    @contextmanager
+    def query_vectors(self, vectors: dict[str, np.ndarray]) -> Iterator[None]:
+        """Inside the block `encode_query` returns these vectors for these texts (others are encoded)."""
+        self._query_vectors = vectors
         try:
             yield
         finally:

@@ -50,7 +50,9 @@ class Parity:
 
 
 def browser_available() -> bool:
-    return shutil.which("chromium") is not None or Path(CHROMIUM).exists()
+    """Debian's chromium and chromium-driver are both installed."""
+    return all(shutil.which(name) is not None or Path(path).exists()
+               for name, path in (("chromium", CHROMIUM), ("chromedriver", CHROMEDRIVER)))
 
 
 @contextmanager
@@ -72,6 +74,7 @@ def chromium(network_log: bool = False) -> Iterator[object]:
         opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=shutil.which("chromedriver") or CHROMEDRIVER),
                               options=opts)
+    driver.set_page_load_timeout(120)
     driver.set_script_timeout(600)
     try:
         yield driver
@@ -136,15 +139,11 @@ def python_rankings(index: Index, queries: Sequence[str], methods: Sequence[str]
                     r = get_method(m).rank(index, q, k)
                     out[m].append(Ranked(tuple(ids[p] for p in r.positions), tuple(float(s) for s in r.scores)))
 
-    if index.dense is None:
+    if index.dense is None or vectors is None:
         run()
     else:
-        store = index.dense
-        store._query_vectors = dict(zip(queries, np.asarray(vectors, dtype=np.float32))) if vectors is not None else None
-        try:
+        with index.dense.query_vectors(dict(zip(queries, np.asarray(vectors, dtype=np.float32)))):
             run()
-        finally:
-            store._query_vectors = None
     return out
 
 

@@ -6,8 +6,6 @@ Types a FOLDOC query, sees the lanes, credits a relation hit and sees the credit
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,15 +13,14 @@ import pytest
 from sidelight.index import Index
 from sidelight.serve.app import create_app
 from sidelight.serve.engine import Service
+from sidelight.web.parity import browser_available, chromium
 
 from tests.live import live_server
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
-webdriver = pytest.importorskip("selenium.webdriver")
-if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+pytest.importorskip("selenium.webdriver")
+if not browser_available():
     pytest.skip("needs Debian's chromium and chromium-driver (make debian installs them)", allow_module_level=True)
 
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -42,21 +39,8 @@ def server(foldoc_copy):
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service as DriverService
-
-    profile = tempfile.mkdtemp(prefix="sidelight-chromium-")
-    opts = Options()
-    opts.binary_location = CHROMIUM
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000"):
-        opts.add_argument(a)
-    driver = webdriver.Chrome(service=DriverService(executable_path=CHROMEDRIVER), options=opts)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium() as driver:
+        yield driver
 
 
 def test_search_and_credit_a_relation_hit(server, browser):

@@ -6,9 +6,7 @@
 // PPR boost follow `structures.lexical`, `structures.fusion` and `graph.ppr` line by line.
 
 import { pairwiseSum, topK } from "./numeric.js";
-import { Relation } from "./relation.js";
-
-const TOKEN = /[a-z0-9]+/g;
+import { Relation, nameTokens } from "./relation.js";
 
 /** Typed-array views of the packed index buffer (`manifest.arrays`: name -> dtype, offset, length). */
 export function unpack(buffer, layout) {
@@ -67,7 +65,7 @@ export class Engine {
   /** Terms of a text as the index's tokenizer yields them (lowercase ASCII alphanumeric runs). */
   tokens(text) {
     const min = this.m.tokenizer.min_length;
-    return (text.toLowerCase().match(TOKEN) || []).filter((t) => t.length >= min && !this.stop.has(t));
+    return nameTokens(text).filter((t) => t.length >= min && !this.stop.has(t));
   }
 
   /** Distinct known term ids of a query, in order of first appearance. */

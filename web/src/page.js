@@ -122,9 +122,8 @@ function anchorsHtml(r) {
 }
 
 function render(result, methods, served) {
-  const channel = { bm25: "lexical", dense: "dense", relation: "relation" };
   $("#lanes").innerHTML = methods.map((m) => {
-    const r = result.lanes[m], lane = served && channel[m] ? served[channel[m]] : null;
+    const r = result.lanes[m], lane = served && LANES[m] ? served[LANES[m]] : null;
     const credited = m === "relation" && lane ? new Set(lane.hits.map((h) => h.id)) : new Set();
     const hits = r.positions.map((p, i) => hitHtml(r.hits && r.hits[i], i + 1, p, r.scores[i],
                                                    credited.has(tables.ids[p]) ? lane.trace_id : null)).join("");
