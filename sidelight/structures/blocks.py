@@ -6,7 +6,8 @@ files `LexicalIndex.save` writes, bit for bit, while holding only the vocabulary
 one value per record or term, and one block:
 
 1. **Count.** Records are tokenized and counted `block` at a time (`lexical._count`, the build's
-   fast path, with one vocabulary across blocks, so term ids are those of a single pass). Each
+   fast path, with one vocabulary and one raw-token table across blocks, so term ids are those of a
+   single pass and each distinct raw token is tokenized once). Each
    block's counts are spilled to a raw file by plain writes, and its document lengths and
    document frequencies are kept.
 2. **Partition.** With the document frequencies known, the terms are cut into ranges of at most
@@ -30,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..text import Tokenizer, TokenizerConfig
-from .lexical import BM25Params, _count, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
+from .lexical import BM25Params, RawTerms, _count, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
 
 BLOCK = 8192  # records counted per block
 BUDGET = 1 << 21  # postings weighed and transposed per term range (2.1M: about 100 MB of buffers)
@@ -71,6 +72,7 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     folder.mkdir()
     tokenizer = Tokenizer(tokenizer_config)
     vocab: dict[str, int] = {}
+    seen = RawTerms()
     counts, lengths = [], []
     df = np.zeros(0, dtype=np.int64)
     spill = {name: open(folder / f".{name}.raw", "wb") for name in ("data", "indices")}
@@ -78,7 +80,7 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
 
     def flush() -> None:
         nonlocal df
-        m = _count(batch, tokenizer, vocab, None)
+        m = _count(batch, tokenizer, vocab, None, seen)
         m.data.astype(np.int32).tofile(spill["data"])
         m.indices.astype(np.int32).tofile(spill["indices"])
         per_row = np.diff(m.indptr)

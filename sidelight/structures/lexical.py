@@ -489,7 +489,19 @@ def _accumulate(weights: sp.csc_matrix, terms: np.ndarray, n: int,
     return np.bincount(indices[pos], weights=w, minlength=n).astype(np.float64, copy=False)
 
 
-def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progress) -> sp.csr_matrix:
+class RawTerms:
+    """Raw tokens seen so far (in order of first appearance) and the term id of each (-1 when the
+    tokenizer drops it): the state `_count` keeps across calls, so a build in blocks sends each
+    distinct raw token through the tokenizer once, not once per block."""
+
+    def __init__(self) -> None:
+        self.compiled = _kernels.RawTokens() if _kernels.enabled() else None  # the same raw ids, compiled
+        self.raw: dict[bytes, int] = {}  # raw token -> raw id (numpy path)
+        self.term_of_raw = np.zeros(0, dtype=np.int32)
+
+
+def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progress,
+           seen: RawTerms | None = None) -> sp.csr_matrix:
     """Term counts of `texts` as CSR (int32 counts), growing `vocab` in order of first appearance.
 
     Same terms, order and counts as calling the tokenizer text by text, but faster: a text is
@@ -497,11 +509,11 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     characters never match `[a-z0-9]+`), so `bytes.split` yields exactly the raw tokens; each
     distinct raw token goes through the tokenizer once (stop words, minimum length, stemming),
     and counting is vectorised per chunk of texts. With numba, splitting and raw ids are one
-    compiled pass (`kernels.count`): the same raw ids, so the same vocabulary and counts.
+    compiled pass (`kernels.count`): the same raw ids, so the same vocabulary and counts. Calls
+    that share `vocab` (blocks of one build) share `seen` too.
     """
-    compiled = _kernels.RawTokens() if _kernels.enabled() else None  # the same raw ids, compiled
-    raw: dict[bytes, int] = {}  # raw token -> raw id, in order of first appearance
-    term_of_raw = np.zeros(0, dtype=np.int32)  # raw id -> term id, -1 when the tokenizer drops it
+    seen = RawTerms() if seen is None else seen
+    compiled, raw, term_of_raw = seen.compiled, seen.raw, seen.term_of_raw
     chain = itertools.chain.from_iterable
     data_parts, index_parts, counts_parts = [], [], []
     for start in range(0, len(texts), _CHUNK):
@@ -531,7 +543,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
                     new.append(i)
                 else:
                     new.append(-1)
-            term_of_raw = np.concatenate([term_of_raw, np.asarray(new, dtype=np.int32)])
+            term_of_raw = seen.term_of_raw = np.concatenate([term_of_raw, np.asarray(new, dtype=np.int32)])
         ids = term_of_raw[ids]
         if compiled is not None:
             row_counts, indices, data = _kernels.count_rows(ids, lengths, len(vocab))

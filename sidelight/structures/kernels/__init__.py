@@ -68,7 +68,7 @@ class Gate:
 
 _K = None  # the compiled kernels (a namespace), built on first use
 _LOCK = threading.Lock()
-_SCRATCH = threading.local()  # per thread: acc (float64), touched (int64), vals (float64), buf (float64)
+_SCRATCH = threading.local()  # per thread: acc (float64), touched (int64), vals (float64), slot (int64)
 _Ranking = _select_top = None  # from ..ranking, bound in _compile (ranking imports this module)
 
 
@@ -109,8 +109,8 @@ def bm25_top_pruned(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, t
     `ub` (per-term largest weight) must be current; a non-finite bound among the query's terms
     sends the query to the full kernel, which refuses non-finite scores as numpy does."""
     _check_ids(id_rank, n)
-    acc, touched, vals, buf = _scratch(n)
-    pos, out, bad = _K.pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, touched, vals,
+    acc, touched, vals, slot = _scratch(n)
+    pos, out, bad = _K.pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, touched, vals,
                                   id_rank, max(min(int(k), n), 1), float(margin))
     if bad < 0:
         return bm25_top(indptr, indices, data, terms, n, k, id_rank)
@@ -165,7 +165,7 @@ def _warmup() -> None:
     _K.accumulate_f(indptr, indices, data, terms, data[:2], 2)
     _K.top_dense(data[:2], id_rank, 1, touched, vals)
     _K.pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
-                  np.zeros(2), touched, vals, id_rank, 1, 1e-9)
+                  np.zeros(2, dtype=np.int64), touched, vals, id_rank, 1, 1e-9)
     ids, lengths = RawTokens()(b"ab cd ab\nab\n", 2)
     count_rows(ids.astype(np.int32), lengths, 2)
 
@@ -219,10 +219,10 @@ class RawTokens:
 
 
 def _scratch(n: int):
-    """Per-thread buffers of n entries: acc and buf (all zero between calls), touched, vals."""
+    """Per-thread buffers of n entries: acc, touched, vals and slot (acc and slot all zero between calls)."""
     bufs = getattr(_SCRATCH, "bufs", None)
     if bufs is None or len(bufs[0]) < n:
-        bufs = _SCRATCH.bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n))
+        bufs = _SCRATCH.bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.int64))
     if len(bufs[0]) > n:
         return tuple(b[:n] for b in bufs)
     return bufs

@@ -10,7 +10,7 @@ import numpy as np
 
 from .fused import _heap_top
 
-KERNELS = ("_kth_largest", "_add_term", "_pruned_top")
+KERNELS = ("_kth_largest", "_keep", "_add_term", "_pruned_top")
 
 
 def _kth_largest(x, idx, lo, hi, k, heap):
@@ -42,8 +42,20 @@ def _kth_largest(x, idx, lo, hi, k, heap):
     return heap[0]
 
 
-def _add_term(part, cand, c, t, indptr, indices, data, dense_row, dense, buf):
-    """part[i] += weight of term t in record cand[i], for i < c (nothing where t is absent)."""
+def _keep(cand, vals, c, cut):
+    """Keep the candidates i < c with vals[i] >= cut, in order (branch-free); returns how many."""
+    kept = 0
+    for i in range(c):
+        v = vals[i]
+        cand[kept] = cand[i]
+        vals[kept] = v
+        kept += v >= cut
+    return kept
+
+
+def _add_term(part, cand, c, t, indptr, indices, data, dense_row, dense, slot):
+    """part[i] += weight of term t in record cand[i], for i < c (nothing where t is absent);
+    `slot` (one int per record) is all zero before and after."""
     r = dense_row[t]
     if r >= 0:
         for i in range(c):
@@ -64,16 +76,18 @@ def _add_term(part, cand, c, t, indptr, indices, data, dense_row, dense, buf):
                     b = mid
             if a < hi and indices[a] == d:
                 part[i] += data[a]
-    else:  # scatter the postings, gather the candidates, clear
-        for q in range(lo, hi):
-            buf[indices[q]] = data[q]
+    else:  # mark the candidates (slot = position + 1), one pass over the postings, unmark
         for i in range(c):
-            part[i] += buf[cand[i]]
+            slot[cand[i]] = i + 1
         for q in range(lo, hi):
-            buf[indices[q]] = 0.0
+            s = slot[indices[q]]
+            if s:
+                part[s - 1] += data[q]
+        for i in range(c):
+            slot[cand[i]] = 0
 
 
-def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, touched, vals, id_rank, k, margin):
+def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, touched, vals, id_rank, k, margin):
     """MaxScore top-k (k >= 1), the same steps as `LexicalIndex._bm25_top_pruned`, compiled.
 
     Returns (positions, scores, bad): bad == -1 when a query term has a non-finite bound (the
@@ -108,15 +122,17 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, to
     for j in range(nt):
         t = ranked[j]
         lo, hi = indptr[t], indptr[t + 1]
-        for q in range(lo, hi):
-            d = indices[q]
-            if acc[d] == 0.0:  # first touch (or a sum back at 0.0: listed again, read once below)
-                if m < n:
-                    touched[m] = d
-                    m += 1
-                else:
-                    overflow = True
-            acc[d] += data[q]
+        if not overflow and m + (hi - lo) > n:
+            overflow = True  # the list could outgrow its buffer: phase 2 reads every record instead
+        if overflow:
+            for q in range(lo, hi):
+                acc[indices[q]] += data[q]
+        else:  # branch-free: a record joins the list on its first touch (or a sum back at 0.0:
+            for q in range(lo, hi):  # listed again, read once below)
+                d = indices[q]
+                touched[m] = d
+                m += acc[d] == 0.0
+                acc[d] += data[q]
         prefix += ub[t]
         # theta cannot pass the bounds so far: look for it only once that could end this phase
         if hi - lo >= k and j < last and rest[j] < prefix * low:
@@ -134,8 +150,11 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, to
     for i in range(span):
         d = i if overflow else touched[i]
         v = acc[d]
-        if v != 0.0:
-            acc[d] = 0.0
+        acc[d] = 0.0
+        touched[c] = d  # c <= i: kept without a branch when v may still reach theta
+        vals[c] = v
+        c += (v >= lim) if lim > 0 else (v > 0)
+        if v != 0.0 and (size < k or v > heap[0]):
             if size < k:  # inline min-heap of the k largest partial sums
                 j = size
                 size += 1
@@ -157,47 +176,24 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, buf, to
                     else:
                         break
                 heap[j] = v
-            if (v >= lim) if lim > 0 else (v > 0):
-                touched[c] = d
-                vals[c] = v
-                c += 1
     if size == k:
         theta = max(theta, heap[0])
         lim = theta * low - rest[last]
         if lim > 0:
-            kept = 0
-            for i in range(c):
-                if vals[i] >= lim:
-                    touched[kept] = touched[i]
-                    vals[kept] = vals[i]
-                    kept += 1
-            c = kept
+            c = _keep(touched, vals, c, lim)
     # 3. the other terms by lookup, term at a time (falling bound order); after each, theta rises
     # to the k-th best partial sum and candidates that cannot reach it drop out
     for j in range(last + 1, nt):
-        _add_term(vals, touched, c, ranked[j], indptr, indices, data, dense_row, dense, buf)
+        _add_term(vals, touched, c, ranked[j], indptr, indices, data, dense_row, dense, slot)
         if c > k:
             theta = max(theta, _kth_largest(vals, np.arange(c), 0, c, k, heap))
-        cut = theta * low - rest[j]
-        kept = 0
-        for i in range(c):
-            if vals[i] >= cut:
-                touched[kept] = touched[i]
-                vals[kept] = vals[i]
-                kept += 1
-        c = kept
+        c = _keep(touched, vals, c, theta * low - rest[j])
     if c > k:  # near-ties of the k-th partial sum stay for the exact sums
-        kth = _kth_largest(vals, np.arange(c), 0, c, k, heap) * low
-        kept = 0
-        for i in range(c):
-            if vals[i] >= kth:
-                touched[kept] = touched[i]
-                kept += 1
-        c = kept
+        c = _keep(touched, vals, c, _kth_largest(vals, np.arange(c), 0, c, k, heap) * low)
     # 4. exact scores in query order from 0.0 (as _accumulate), positive ones ranked
     exact = np.zeros(c)
     for j in range(nt):
-        _add_term(exact, touched, c, terms[j], indptr, indices, data, dense_row, dense, buf)
+        _add_term(exact, touched, c, terms[j], indptr, indices, data, dense_row, dense, slot)
     bad = 0
     kept = 0
     for i in range(c):
