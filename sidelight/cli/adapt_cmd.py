@@ -10,7 +10,7 @@ from ..adapt import AdaptConfig, adapt
 from ..corpus.beir import load_queries, read_qrels
 from ..errors import InputError
 from ..index import Index
-from .args import add_output
+from .args import add_output, add_passage_flags, dense_summary, passages_of
 
 
 def register(sub) -> None:
@@ -43,6 +43,7 @@ def register(sub) -> None:
     d.add_argument("--model", required=True, metavar="MODEL_SPEC", help="'minilm', a model folder (e.g. from `adapt`), or hf:ORG/NAME@REV")
     d.add_argument("--threads", type=int, default=2)
     d.add_argument("--batch-size", type=int, default=32)
+    add_passage_flags(d)
     d.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=run_dense)
 
@@ -68,9 +69,12 @@ def run_dense(args: argparse.Namespace) -> int:
     for flag, value in (("--threads", args.threads), ("--batch-size", args.batch_size)):
         if value < 1:
             raise InputError(f"{flag} must be >= 1, got {value}")
+    from ..index.sharded import ShardedIndex
+
+    passages = passages_of(args)
     with Index.edit(args.index) as index:
-        index.add_dense(args.model, args.batch_size, args.threads, progress=not args.quiet)
-    d = index.dense
-    print(f"dense: {d.identity['name']} dim {d.identity['dim']}, {d.truncated_docs} of {len(index.corpus)} records "
-          f"truncated at {d.identity['max_length']} tokens -> {args.index}")
+        if passages is not None and isinstance(index, ShardedIndex):
+            raise InputError("--passages is not available for a sharded index yet")
+        index.add_dense(args.model, args.batch_size, args.threads, progress=not args.quiet, passages=passages)
+    print(f"{dense_summary(index.dense, len(index.corpus))} -> {args.index}")
     return 0

@@ -115,3 +115,34 @@ def add_json(p: argparse.ArgumentParser, help: str = "print JSON on stdout inste
         help += f" (the old --json PATH still writes PATH, deprecated: use {OUTPUT} PATH)"
     p.add_argument("--json", dest="json", action=_Json, legacy_path=legacy_path, metavar="PATH", help=help)
 
+
+
+def add_passage_flags(p: argparse.ArgumentParser) -> None:
+    """`--passages [--stride N] [--no-passage-title]`: long records keep their further windows (MaxP)."""
+    p.add_argument("--passages", action="store_true",
+                   help="also encode every window after the first of records longer than the model's window; "
+                        "a record's dense score is then its best window's cosine (MaxP)")
+    p.add_argument("--stride", type=int, default=64, help="with --passages: wordpieces neighbouring windows share")
+    p.add_argument("--no-passage-title", action="store_true",
+                   help="with --passages: windows after the first do not start with the record's title")
+
+
+def passages_of(args: argparse.Namespace):
+    """The `Passages` the flags ask for, or None."""
+    from ..structures.dense import Passages
+
+    if not args.passages:
+        if args.stride != 64 or args.no_passage_title:
+            raise InputError("--stride and --no-passage-title need --passages")
+        return None
+    return Passages(args.stride, not args.no_passage_title)
+
+
+def dense_summary(dense, n_records: int) -> str:
+    """One line on an index's dense vectors: model, truncation, windows."""
+    line = (f"dense: {dense.identity['name']} dim {dense.identity['dim']}, {dense.truncated_docs} of {n_records} "
+            f"records truncated at {dense.identity['max_length']} tokens")
+    if dense.passages is not None:
+        line += (f"; {len(dense.window_owner)} further windows (stride {dense.passages.stride}"
+                 f"{', after the title' if dense.passages.title else ''}), scored by their best window")
+    return line

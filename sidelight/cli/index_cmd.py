@@ -9,10 +9,11 @@ from ..corpus.jsonl import read_jsonl, record_from_json
 from ..corpus.sources import load_source
 from ..errors import InputError
 from ..index import Index, store
+from ..index.index import dense_texts
 from ..structures.dense import DenseStore
 from ..structures.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
-from .args import add_output
+from .args import add_output, add_passage_flags, dense_summary, passages_of
 
 
 def register(sub) -> None:
@@ -33,6 +34,7 @@ def register(sub) -> None:
     p.add_argument("--title-weight", type=int, default=None, help="times the title is repeated (default: the corpus's own)")
     p.add_argument("--dense", metavar="MODEL_SPEC", help="also store embedding vectors: 'minilm', a local ONNX folder, or hf:ORG/NAME@REV")
     p.add_argument("--threads", type=int, default=2, help="ONNX Runtime intra-op threads for --dense")
+    add_passage_flags(p)
     p.add_argument("--batch-size", type=int, default=32, help="encoding batch size for --dense")
     p.add_argument("--ann", action="store_true",
                    help="with --dense: also save an HNSW graph (usearch) for the `dense-ann` method")
@@ -78,6 +80,11 @@ def run_check(args: argparse.Namespace) -> int:
 def run_index(args: argparse.Namespace) -> int:
     if args.ann and not args.dense:
         raise InputError("--ann needs --dense MODEL_SPEC (the graph is built over the dense vectors)")
+    if args.passages and not args.dense:
+        raise InputError("--passages needs --dense MODEL_SPEC (windows are encoded by the embedding model)")
+    if args.passages and (args.shards is not None or args.ray):
+        raise InputError("--passages is not available with --shards or --ray yet: index without them, "
+                         "or leave out --passages")
     for flag, value in (("--min-length", args.min_length), ("--title-weight", args.title_weight),
                         ("--threads", args.threads), ("--batch-size", args.batch_size)):
         least = 0 if flag == "--title-weight" else 1
@@ -107,8 +114,9 @@ def run_index(args: argparse.Namespace) -> int:
         dense = ray_shards.ray_encode([corpus.indexed_text(r) for r in corpus.records], args.dense,
                                       args.workers or 2, args.batch_size)
     elif args.dense:
-        dense = DenseStore.build([corpus.indexed_text(r) for r in corpus.records], args.dense, args.batch_size,
-                                 args.threads, progress=not args.quiet)
+        texts, titles = dense_texts(corpus, corpus.records)
+        dense = DenseStore.build(texts, args.dense, args.batch_size, args.threads, progress=not args.quiet,
+                                 passages=passages_of(args), titles=titles)
         if args.ann:
             from ..structures.ann import AnnParams
 
@@ -127,8 +135,7 @@ def run_index(args: argparse.Namespace) -> int:
     shards = f" in {args.shards} shards {index.manifest['shards']['records']}" if args.shards else ""
     print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {index.lexical.n_terms} terms{shards} -> {args.output}")
     if index.dense is not None:
-        print(f"dense: {index.dense.identity['name']} dim {index.dense.identity['dim']}, "
-              f"{index.dense.truncated_docs} of {len(corpus)} records truncated at {index.dense.identity['max_length']} tokens")
+        print(dense_summary(index.dense, len(corpus)))
         if index.dense.ann_params is not None:
             print(f"ann: usearch HNSW {index.dense.ann_params.to_dict()} -> method dense-ann")
     return 0

@@ -37,12 +37,13 @@ from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
 from ..structures import kernels
 from ..structures.blocks import build_lexical_folder
-from ..structures.dense import DenseStore
+from ..structures.dense import DenseStore, Passages
 from ..structures.lexical import BM25Params, LexicalIndex
 from ..structures.ranking import Ranking
 from ..text import TokenizerConfig
 from . import store
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
+
 
 if TYPE_CHECKING:
     from ..methods import Method
@@ -51,6 +52,11 @@ STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generatio
 T = TypeVar("T")
 Where = Mapping[str, "str | Sequence[str]"]  # a metadata filter: key -> value, or any of several values
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
+
+
+def dense_texts(corpus: Corpus, records) -> tuple[list[str], list[str]]:
+    """(the texts the embedder encodes, the titles put before further windows) of `records`."""
+    return [corpus.indexed_text(r) for r in records], [r.title for r in records]
 
 
 class Index:
@@ -179,10 +185,12 @@ class Index:
         cls(corpus, lexical, dense=dense).save(path, force)  # type: ignore[arg-type]
         return cls.load(path)
 
-    def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True) -> None:
-        """Encode every record with a local embedding model (see `sidelight.models`)."""
-        texts = [self.corpus.indexed_text(r) for r in self.corpus.records]
-        self.dense = DenseStore.build(texts, spec, batch_size, threads, progress)
+    def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
+                  passages: Passages | None = None) -> None:
+        """Encode every record with a local embedding model (see `sidelight.models`); with
+        `passages`, long records' further windows too (MaxP, see `structures.dense`)."""
+        texts, titles = dense_texts(self.corpus, self.corpus.records)
+        self.dense = DenseStore.build(texts, spec, batch_size, threads, progress, passages, titles)
 
     def save(self, path: Path, force: bool = False) -> Path:
         """Write the index to `path` as a new generation, published atomically (see `index.store`).
@@ -303,9 +311,9 @@ class Index:
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
         """Add records (and edges among known records); BM25 statistics stay exact."""
         corpus = self._with(records, edges)
-        texts = [corpus.indexed_text(r) for r in records]
+        texts, titles = dense_texts(corpus, records)
         if self.dense is not None:
-            self.dense.add(texts)
+            self.dense.add(texts, titles=titles)
         self.lexical.add(texts)
         self.corpus = corpus
         self._refresh()

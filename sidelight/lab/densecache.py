@@ -97,12 +97,59 @@ def _load_entry(folder: Path, parts: dict, identity: dict):
 
 
 def dense_store(corpus, spec: str = "minilm", batch_size: int = 32, threads: int = 2,
-                root: Path | None = None, progress: bool = False):
-    """(DenseStore, info): the corpus vectors from the cache, or encoded now and cached.
+                root: Path | None = None, progress: bool = False, passages=None):
+    """(DenseStore, info): the corpus vectors from the cache, or encoded now and cached; with
+    `passages` (a `Passages`), the further windows of long records too, cached beside them.
 
     info: {"status": "cached" | "encoded", "encode_s" (this call's encoding time, encoded only),
-    "first_encode_s", "key", "path", "vectors_sha256", "truncated_docs", "n", "dim", "model"}.
+    "first_encode_s", "key", "path", "vectors_sha256", "truncated_docs", "n", "dim", "model"}, and
+    with passages "windows": {"status", "key", "windows", "sha256", "encode_s"}.
     """
+    store, info = _first_windows(corpus, spec, batch_size, threads, root, progress)
+    if passages is not None:
+        info["windows"] = _further_windows(store, corpus, info["key"], passages, batch_size, cache_root(root), progress)
+    return store, info
+
+
+def _further_windows(store, corpus, key: str, passages, batch_size: int, root: Path, progress: bool) -> dict:
+    """Give `store` the further windows of long records (`Embedder.encode_windows`), from the
+    cache entry keyed by the vectors' key and the passage settings, or encoded now and cached."""
+    wkey = hashlib.sha256(json.dumps({"vectors": key, "passages": passages.to_dict()}, sort_keys=True).encode()).hexdigest()
+    folder = root / f"{wkey}-windows"
+    try:
+        meta = json.loads((folder / "windows.json").read_text(encoding="utf-8"))
+        if meta["vectors_key"] == key and meta["passages"] == passages.to_dict() \
+                and sha256_file(folder / "windows.npy") == meta["sha256"]:
+            store.set_windows(passages, np.load(folder / "window_owner.npy"), np.load(folder / "windows.npy"))
+            return {"status": "cached", "key": wkey, "windows": len(store.window_owner), "sha256": meta["sha256"],
+                    "encode_s": meta["encode_s"]}
+    except Exception:  # noqa: BLE001  missing, damaged or mismatched entry: encoded again
+        pass
+    texts = corpus_texts(corpus)
+    t = time.perf_counter()
+    owner, windows = store.embedder().encode_windows(texts, [r.title for r in corpus.records] if passages.title else None,
+                                                     passages.stride, batch_size, progress)
+    encode_s = time.perf_counter() - t
+    store.set_windows(passages, owner, windows)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{wkey[:16]}.tmp-", dir=root))
+    try:
+        np.save(tmp / "windows.npy", np.ascontiguousarray(windows, dtype=np.float32))
+        np.save(tmp / "window_owner.npy", owner)
+        meta = {"vectors_key": key, "passages": passages.to_dict(), "sha256": sha256_file(tmp / "windows.npy"),
+                "encode_s": encode_s}
+        (tmp / "windows.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return {"status": "encoded", "key": wkey, "windows": len(owner), "sha256": meta["sha256"], "encode_s": encode_s}
+
+
+def _first_windows(corpus, spec: str, batch_size: int, threads: int, root: Path | None, progress: bool):
+    """`dense_store` without passages: one vector per record."""
     from ..structures.dense import DenseStore
 
     emb = load_embedder(spec, threads)

@@ -129,11 +129,20 @@ class Protocol:
 
     def dense_variants(self) -> dict[str, str]:
         """name -> model spec of the extra vector sets methods may rank over (`"dense": NAME`);
-        a folder path (one with a '/') is resolved against the protocol's folder."""
+        a folder path (one with a '/') is resolved against the protocol's folder. A variant is a
+        spec, or {"model": SPEC, "passages": {"stride": N, "title": BOOL}} for MaxP over windows."""
         out = {}
-        for name, spec in self.data.get("index", {}).get("dense_variants", {}).items():
+        for name, entry in self.data.get("index", {}).get("dense_variants", {}).items():
+            spec = entry["model"] if isinstance(entry, dict) else entry
             out[name] = str(self.resolve(spec)) if "/" in spec and not spec.startswith("hf:") else spec
         return out
+
+    def variant_passages(self, name: str):
+        """The `Passages` of dense variant `name`, or None (one vector per record)."""
+        from ..structures.dense import Passages
+
+        entry = self.data.get("index", {}).get("dense_variants", {}).get(name)
+        return Passages.from_dict(entry["passages"]) if isinstance(entry, dict) and "passages" in entry else None
 
     def dense_model(self) -> dict | None:
         """Identity of the protocol's embedding model(s) (what decides the vectors), or None."""

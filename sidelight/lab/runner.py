@@ -116,7 +116,8 @@ class Context:
             from ..index import Index
             from .densecache import dense_store
 
-            store, info = dense_store(self.corpus, self.protocol.dense_variants()[dense], progress=False)
+            store, info = dense_store(self.corpus, self.protocol.dense_variants()[dense], progress=False,
+                                      passages=self.protocol.variant_passages(dense))
             self._variants[dense] = Index(self.corpus, self.index.lexical, dense=store, graph=self.index.graph)
             self.setup.setdefault("dense_variants", {})[dense] = {k: v for k, v in info.items() if k != "model"}
         return self._variants[dense]

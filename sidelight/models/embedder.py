@@ -171,6 +171,40 @@ class Embedder:
         finally:
             self.tokenizer.enable_truncation(max_length=self.max_length)
 
+    def encode_windows(self, texts: Sequence[str], titles: Sequence[str] | None = None, stride: int = 64,
+                       batch_size: int = 32, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(owner, vectors) of every window after the first of each text longer than the model's
+        window: the tokenizer's overflowing windows, `stride` wordpieces shared by neighbours, each
+        encoded as its own characters after the record's title (when `titles` is given). owner[i]
+        is the position of window i's text; owners ascend. The first window of a text is what
+        `encode` already sees, so a record's windows are its `encode` vector plus these.
+        Truncation counters are left as they are (a window is not a record)."""
+        texts = _check_texts(texts)
+        if titles is not None and len(titles) != len(texts):
+            raise InputError(f"{len(titles)} titles for {len(texts)} texts")
+        if not 0 <= int(stride) <= self.max_length // 2:
+            raise InputError(f"stride must be between 0 and {self.max_length // 2} wordpieces, got {stride}")
+        self.tokenizer.enable_truncation(max_length=self.max_length, stride=int(stride))
+        try:
+            encodings = self.tokenizer.encode_batch(list(texts))
+        finally:
+            self.tokenizer.enable_truncation(max_length=self.max_length)
+        owner, windows = [], []
+        for i, e in enumerate(encodings):
+            for o in e.overflowing:
+                spans = [span for span, special in zip(o.offsets, o.special_tokens_mask) if not special]
+                if spans:
+                    body = texts[i][spans[0][0]:spans[-1][1]]
+                    owner.append(i)
+                    windows.append(f"{titles[i]} {body}" if titles is not None and titles[i] else body)
+        counters = self.truncated_docs, self.truncated_queries
+        try:
+            vectors = self.encode(windows, batch_size=batch_size, kind="doc", progress=progress) if windows \
+                else np.zeros((0, self.dim), dtype=np.float32)
+        finally:
+            self.truncated_docs, self.truncated_queries = counters
+        return np.asarray(owner, dtype=np.int64), vectors
+
     def _run(self, texts: list[str]) -> np.ndarray:
         """Pooled, un-normalised vectors for one batch (texts already prefixed)."""
         encodings = self.tokenizer.encode_batch(texts)

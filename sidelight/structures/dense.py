@@ -3,6 +3,13 @@
 Vectors live in the index (float32, memory-mappable) with the model's identity; a query is
 encoded by the same model, and an index built with another model is refused.
 
+Records longer than the model's window may also keep their further windows (`Passages`:
+`sidelight index ... --dense minilm --passages`, or `sidelight dense INDEX --passages`): every
+window after the first, with the record's title in front, as rows of `dense/windows.npy` with the
+owning record's position in `dense/window_owner.npy`. A record's dense score is then the largest
+cosine over its windows ("MaxP"); `vectors` stay the first windows, which ANN graphs, Rocchio
+feedback and the web page use.
+
 Optionally (`sidelight index ... --dense minilm --ann`, or `DenseStore.build_ann`) an HNSW graph
 over the same vectors is saved beside them (`dense/ann.usearch`, see `sidelight.structures.ann`) for the
 `dense-ann` method. After `add`/`delete` the graph is stale: it is rebuilt (same settings) on the
@@ -35,6 +42,25 @@ def cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", vectors, np.asarray(q, dtype=np.float32)).astype(np.float64)
 
 
+@dataclass(frozen=True)
+class Passages:
+    """How long records are cut into windows: `stride` wordpieces shared by neighbouring windows,
+    and whether each window after the first starts with the record's title."""
+
+    stride: int = 64
+    title: bool = True
+
+    def to_dict(self) -> dict:
+        return {"stride": self.stride, "title": self.title}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Passages":
+        unknown = sorted(set(d) - {"stride", "title"})
+        if unknown:
+            raise InputError(f"passages: unknown setting(s) {', '.join(unknown)} (known: stride, title)")
+        return cls(int(d.get("stride", 64)), bool(d.get("title", True)))
+
+
 @dataclass
 class DenseStore:
     """Record vectors (rows in corpus order) and the model that made them."""
@@ -49,15 +75,36 @@ class DenseStore:
     _ann: "AnnIndex | None" = field(default=None, repr=False)
     _ann_source: "tuple[Path, dict] | None" = field(default=None, repr=False)  # saved graph, not yet opened
     _query_vectors: "dict[str, np.ndarray] | None" = field(default=None, repr=False)  # see batched_queries
+    passages: Passages | None = None  # set: records also keep their further windows (MaxP)
+    windows: np.ndarray | None = None  # (m, dim) float32, the windows after each record's first
+    window_owner: np.ndarray | None = None  # (m,) int64, ascending: the record of each window
 
     @classmethod
     def build(cls, texts: list[str], spec: str = "minilm", batch_size: int = 32, threads: int = 2,
-              progress: bool = True) -> "DenseStore":
+              progress: bool = True, passages: Passages | None = None,
+              titles: list[str] | None = None) -> "DenseStore":
+        """Encode `texts` (one per record); with `passages`, their further windows too (`titles`:
+        each record's title, put before its windows when `passages.title`)."""
         from ..models.embedder import Embedder
 
         emb = Embedder.from_spec(spec, threads=threads)
         vectors = emb.encode(texts, batch_size=batch_size, kind="doc", progress=progress)
-        return cls(vectors, emb.identity, spec, emb.truncated_docs, threads, emb)
+        store = cls(vectors, emb.identity, spec, emb.truncated_docs, threads, emb)
+        if passages is not None:
+            store.set_windows(passages, *emb.encode_windows(texts, titles if passages.title else None,
+                                                             passages.stride, batch_size, progress))
+        return store
+
+    def set_windows(self, passages: Passages, owner: np.ndarray, windows: np.ndarray) -> None:
+        """Keep `windows` (rows, unit length) of the records at positions `owner` (ascending)."""
+        owner = np.asarray(owner, dtype=np.int64)
+        if windows.shape != (len(owner), self.vectors.shape[1]) or (len(owner) and (
+                owner[0] < 0 or owner[-1] >= len(self.vectors) or np.any(np.diff(owner) < 0))):
+            raise IndexFormatError(f"{len(owner)} window owners and windows {windows.shape} do not fit "
+                                   f"{len(self.vectors)} records of dimension {self.vectors.shape[1]}")
+        self.passages, self.window_owner = passages, owner
+        contiguous = windows.dtype == np.float32 and windows.flags.c_contiguous
+        self.windows = windows if contiguous else np.ascontiguousarray(windows, dtype=np.float32)  # maps stay maps
 
     def embedder(self) -> "Embedder":
         """The query encoder, loaded once and checked against the index's model identity."""
@@ -108,8 +155,12 @@ class DenseStore:
         return top_k(self.scores(query), k, id_rank, positive_only=False)
 
     def scores_of(self, q: np.ndarray) -> np.ndarray:
-        """Cosine of a query vector with every record (see `cosines`)."""
-        return cosines(self.vectors, q)
+        """Cosine of a query vector with every record (see `cosines`); with passages, a record's
+        largest cosine over its windows."""
+        s = cosines(self.vectors, q)
+        if self.windows is not None and len(self.windows):
+            np.maximum.at(s, self.window_owner, cosines(self.windows, q))
+        return s
 
     # ---- ANN graph (optional) --------------------------------------------------------------------
     def build_ann(self, params: "AnnParams | None" = None) -> "AnnIndex":
@@ -139,17 +190,28 @@ class DenseStore:
     def _ann_stale(self) -> None:
         self._ann = self._ann_source = None
 
-    def add(self, texts: list[str], batch_size: int = 32) -> None:
+    def add(self, texts: list[str], batch_size: int = 32, titles: list[str] | None = None) -> None:
+        """Append the vectors of new records (and their further windows, with passages)."""
         emb = self.embedder()
         before = emb.truncated_docs
         new = emb.encode(texts, batch_size=batch_size, kind="doc")
         self.truncated_docs += emb.truncated_docs - before
+        if self.passages is not None:
+            owner, windows = emb.encode_windows(texts, titles if self.passages.title else None,
+                                                self.passages.stride, batch_size)
+            self.window_owner = np.concatenate([np.asarray(self.window_owner), owner + len(self.vectors)])
+            self.windows = np.vstack([np.asarray(self.windows), windows])
         self.vectors = np.vstack([np.asarray(self.vectors), new])
         self._ann_stale()
 
     def delete(self, positions: np.ndarray) -> None:
         keep = np.ones(len(self.vectors), dtype=bool)
         keep[positions] = False
+        if self.passages is not None:
+            owner = np.asarray(self.window_owner)
+            kept = keep[owner]
+            new_position = np.cumsum(keep) - 1  # old position -> position after the delete
+            self.window_owner, self.windows = new_position[owner[kept]], np.asarray(self.windows)[kept]
         self.vectors = np.asarray(self.vectors)[keep]
         self._ann_stale()
 
@@ -158,6 +220,10 @@ class DenseStore:
         np.save(folder / "vectors.npy", np.ascontiguousarray(self.vectors, dtype=np.float32))
         meta = {"spec": self.spec, "identity": self.identity, "truncated_docs": self.truncated_docs,
                 "shape": list(self.vectors.shape)}
+        if self.passages is not None:
+            np.save(folder / "windows.npy", np.ascontiguousarray(self.windows, dtype=np.float32))
+            np.save(folder / "window_owner.npy", np.ascontiguousarray(self.window_owner, dtype=np.int64))
+            meta["passages"] = {**self.passages.to_dict(), "windows": len(self.window_owner)}
         if self.ann_params is not None:
             meta["ann"] = self.ann().save(folder)
         (folder / "dense.json").write_text(json.dumps(meta, indent=2, sort_keys=True))
@@ -171,6 +237,14 @@ class DenseStore:
             raise IndexFormatError(f"{folder}: dense vectors {vectors.shape} {vectors.dtype} do not fit "
                                    f"{n_records} records of dimension {meta['identity']['dim']}")
         store = cls(vectors, meta["identity"], meta["spec"], meta.get("truncated_docs", 0))
+        if "passages" in meta:
+            p = dict(meta["passages"])
+            m = p.pop("windows")
+            owner = np.load(folder / "window_owner.npy", mmap_mode="r")
+            windows = np.load(folder / "windows.npy", mmap_mode="r")
+            if owner.shape != (m,) or windows.dtype != np.float32:
+                raise IndexFormatError(f"{folder}: {owner.shape[0]} window owners, {m} expected")
+            store.set_windows(Passages.from_dict(p), owner, windows)
         if "ann" in meta:  # opened on first `dense-ann` query
             from .ann import AnnParams
 

@@ -104,6 +104,9 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
     if isinstance(index, ShardedIndex):
         raise InputError("a sharded index cannot be exported as a page (its records live on the shards); "
                          "export an index built without --shards")
+    if index.dense is not None and index.dense.passages is not None:
+        raise InputError("the page scores one vector per record and this index keeps further windows (--passages); "
+                         "re-encode it without them (`sidelight dense INDEX --model SPEC`) to export it")
     floor = _least_mb(index, vectors)
     if floor > max_mb:  # refused before anything is packed: a large index would take its size in memory
         raise InputError(f"{index_path}: the page would take at least {floor:,.1f} MB, over the limit of {max_mb:g} MB "

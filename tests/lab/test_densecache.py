@@ -51,6 +51,13 @@ class FakeEmbedder:
     def count_tokens(self, text):
         return len(text.split()) + 2
 
+    def encode_windows(self, texts, titles=None, stride=0, batch_size=32, progress=False):
+        """One further window per text of more than 6 words: its last 6 words."""
+        ENCODED.append((self.spec + ":windows", len(texts)))
+        owner = [i for i, t in enumerate(texts) if len(t.split()) > 6]
+        tails = [" ".join(texts[i].split()[-6:]) for i in owner]
+        return np.asarray(owner, dtype=np.int64), self.encode(tails, kind="window")
+
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch, tmp_path):
@@ -161,3 +168,30 @@ def test_cache_key_follows_corpus_text_and_model(tmp_path):
     _, ig = densecache.dense_store(corpus, "fake-a", root=root)
     assert ig["status"] == "encoded" and len(ENCODED) == 5
     assert densecache.dense_store(corpus, "fake-a", root=root)[1]["status"] == "cached"
+
+
+def test_passage_windows_are_cached_beside_the_vectors(tmp_path):
+    """A variant with passages: the windows are encoded once (dev), reused (test), keyed on the passage
+    settings, and a damaged windows entry is encoded again; the variant scores by a record's best window."""
+    from sidelight.structures.dense import Passages
+
+    make_lab(tmp_path / "lab")
+    corpus = load_source(str(tmp_path / "lab" / "corpus.jsonl"))
+    root = tmp_path / "c"
+    plain, _ = densecache.dense_store(corpus, "fake-a", root=root)
+    a, ia = densecache.dense_store(corpus, "fake-a", root=root, passages=Passages(8, False))
+    b, ib = densecache.dense_store(corpus, "fake-a", root=root, passages=Passages(8, False))
+    assert (ia["windows"]["status"], ib["windows"]["status"]) == ("encoded", "cached")
+    assert ENCODED == [("fake-a", 40), ("fake-a:windows", 40)]
+    assert np.array_equal(a.window_owner, b.window_owner) and np.array_equal(a.windows, b.windows)
+    q = a.vectors[3]
+    want = plain.scores_of(q)  # oracle: the larger of a record's own cosine and its window's
+    for i, o in enumerate(a.window_owner):
+        want[o] = max(want[o], float(a.windows[i] @ q))
+    assert len(a.window_owner) > 0 and np.allclose(a.scores_of(q), want)
+    _, ic = densecache.dense_store(corpus, "fake-a", root=root, passages=Passages(16, False))
+    assert ic["windows"]["status"] == "encoded" and ic["windows"]["key"] != ia["windows"]["key"]
+    w = root / f"{ia['windows']['key']}-windows" / "windows.npy"
+    w.write_bytes(w.read_bytes()[:-8] + b"\0" * 8)
+    _, id_ = densecache.dense_store(corpus, "fake-a", root=root, passages=Passages(8, False))
+    assert id_["windows"]["status"] == "encoded"
