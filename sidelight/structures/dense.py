@@ -7,8 +7,8 @@ Records longer than the model's window may also keep their further windows (`Pas
 `sidelight index ... --dense minilm --passages`, or `sidelight dense INDEX --passages`): every
 window after the first, with the record's title in front, as rows of `dense/windows.npy` with the
 owning record's position in `dense/window_owner.npy`. A record's dense score is then the largest
-cosine over its windows ("MaxP"); `vectors` stay the first windows, which ANN graphs, Rocchio
-feedback and the web page use.
+cosine over its windows ("MaxP"); `vectors` stay the first windows, which `dense-ann`, the floor's
+rescoring, Rocchio feedback and the web page use.
 
 Optionally (`sidelight index ... --dense minilm --ann`, or `DenseStore.build_ann`) an HNSW graph
 over the same vectors is saved beside them (`dense/ann.usearch`, see `sidelight.structures.ann`) for the
