@@ -116,7 +116,6 @@ def add_json(p: argparse.ArgumentParser, help: str = "print JSON on stdout inste
     p.add_argument("--json", dest="json", action=_Json, legacy_path=legacy_path, metavar="PATH", help=help)
 
 
-
 def add_passage_flags(p: argparse.ArgumentParser) -> None:
     """`--passages [--stride N] [--no-passage-title]`: long records keep their further windows (MaxP)."""
     p.add_argument("--passages", action="store_true",

@@ -44,7 +44,6 @@ from ..text import TokenizerConfig
 from . import store
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 
-
 if TYPE_CHECKING:
     from ..methods import Method
 

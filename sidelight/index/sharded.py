@@ -198,6 +198,8 @@ class ShardedIndex(Index):
             raise InputError(f"--shards must be a whole number >= 1, got {n_shards!r}")
         path = Path(path)
         store.check_destination(path, force)
+        if dense is not None and dense.passages is not None:
+            raise InputError("a sharded index keeps one vector per record: build the dense vectors without passages")
         assignment = shard_of(corpus.ids, n_shards)
         records = as_list(corpus.records)
         parts = []
