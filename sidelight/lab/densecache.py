@@ -155,7 +155,9 @@ def _first_windows(corpus, spec: str, batch_size: int, threads: int, root: Path 
     emb = load_embedder(spec, threads)
     identity = dict(emb.identity)
     texts = corpus_texts(corpus)
-    key, parts = cache_key(corpus.content_hash(), texts, identity, _doc_prefix(emb), batch_size)
+    # a graph whose vectors depend on the batch is encoded one text per call (`Embedder.encode`)
+    batch = batch_size if getattr(emb, "batch_invariant", True) else 1
+    key, parts = cache_key(corpus.content_hash(), texts, identity, _doc_prefix(emb), batch)
     root = cache_root(root)
     folder = root / key
     hit = _load_entry(folder, parts, identity) if (folder / "dense.json").is_file() else None

@@ -127,6 +127,7 @@ class Embedder:
         self._tokenizer_sha256 = files.tokenizer_sha256 or file_sha256(files.tokenizer_path)
         self.truncated_docs = 0
         self.truncated_queries = 0
+        self._batch_invariant: bool | None = None
 
     @classmethod
     def from_spec(cls, spec: str = DEFAULT_SPEC, threads: int = 2) -> "Embedder":
@@ -205,6 +206,18 @@ class Embedder:
             self.truncated_docs, self.truncated_queries = counters
         return np.asarray(owner, dtype=np.int64), vectors
 
+    @property
+    def batch_invariant(self) -> bool:
+        """Whether a text gets the same vector alone and inside a padded batch (probed once).
+
+        Graphs with dynamic int8 quantisation (`sidelight adapt`'s exports) scale activations per
+        input tensor, so there a text's vector would depend on the other texts of its batch;
+        `encode` then runs one text per call, which on this CPU is no slower (no padding)."""
+        if self._batch_invariant is None:
+            probe = ["a short probe", "a longer probe text, long enough to pad the first one of its batch " * 3]
+            self._batch_invariant = bool(np.array_equal(self._run(probe[:1])[0], self._run(probe)[0]))
+        return self._batch_invariant
+
     def _run(self, texts: list[str]) -> np.ndarray:
         """Pooled, un-normalised vectors for one batch (texts already prefixed)."""
         encodings = self.tokenizer.encode_batch(texts)
@@ -231,16 +244,19 @@ class Embedder:
         kind: str = "doc",
         progress: bool = False,
     ) -> np.ndarray:
-        """(n, dim) float32, each row L2-normalised. ``kind`` picks the prefix and counter."""
+        """(n, dim) float32, each row L2-normalised. ``kind`` picks the prefix and counter.
+
+        Each text gets the vector it gets alone: texts are batched only when the graph is
+        `batch_invariant`, else encoded one per call."""
         texts = _check_texts(texts)
         if kind not in KINDS:
             raise InputError(f"kind must be 'doc' or 'query', got {kind!r}")
         if int(batch_size) < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
-        batch_size = int(batch_size)
         n = len(texts)
         if n == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
+        batch_size = int(batch_size) if n > 1 and self.batch_invariant else 1
         prefix = self.files.query_prefix if kind == "query" else self.files.doc_prefix
         if prefix:
             texts = [prefix + t for t in texts]

@@ -93,6 +93,23 @@ def test_cli_writes_a_checked_model_folder_that_the_dense_lane_loads(adapted, ca
     assert "not an adapted model" in capsys.readouterr().err
 
 
+def test_an_adapted_model_gives_a_text_its_own_vector_in_any_batch(adapted):
+    """The int8 export quantises activations per input tensor, so run in a padded batch a text's
+    vector would depend on its neighbours: the embedder notices and encodes one text per call."""
+    from sidelight.models import Embedder
+
+    manifest = json.loads((adapted / "model" / "adapt.json").read_text())
+    emb = Embedder.from_spec(str(adapted / "model"), threads=1)
+    texts = [r["text"] for r in map(json.loads, (adapted / "c.jsonl").read_text().splitlines()[:24])]
+    alone = np.stack([emb.encode([t])[0] for t in texts])
+    assert np.array_equal(emb.encode(texts, batch_size=8), alone)
+    assert np.array_equal(emb.encode(texts[::-1], batch_size=5)[::-1], alone)
+    if manifest["export"]["weights"] == "int8":
+        assert not emb.batch_invariant
+        feed = [emb._run(texts[:1])[0], emb._run(texts[:8])[0]]  # the graph itself, batched: not equal
+        assert not np.array_equal(*feed)
+
+
 def test_the_export_check_refuses_a_corrupted_export(adapted, tmp_path):
     import onnx
     from onnx import numpy_helper

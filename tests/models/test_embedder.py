@@ -29,6 +29,13 @@ def test_reference_is_for_this_model(emb, ref):
     assert ref["tokenizer_sha256"] == emb.identity["tokenizer_sha256"]
 
 
+def test_a_text_gets_its_own_vector_in_any_batch(emb, ref):
+    texts = [r["text"] for r in ref["rows"]]
+    alone = np.stack([emb.encode([t])[0] for t in texts])
+    assert emb.batch_invariant  # the bundled graph: batched and alone agree exactly
+    assert np.array_equal(emb.encode(texts, batch_size=3), alone)
+
+
 def test_matches_independent_reference_vectors(emb, ref):
     texts = [r["text"] for r in ref["rows"]]
     expected = np.array([r["vector"] for r in ref["rows"]], dtype=np.float64)
