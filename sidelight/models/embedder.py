@@ -212,7 +212,7 @@ class Embedder:
 
         Graphs with dynamic int8 quantisation (`sidelight adapt`'s exports) scale activations per
         input tensor, so there a text's vector would depend on the other texts of its batch;
-        `encode` then runs one text per call, which on this CPU is no slower (no padding)."""
+        `encode` then runs one text per call, about as fast on a CPU (nothing is padded)."""
         if self._batch_invariant is None:
             probe = ["a short probe", "a longer probe text, long enough to pad the first one of its batch " * 3]
             self._batch_invariant = bool(np.array_equal(self._run(probe[:1])[0], self._run(probe)[0]))
