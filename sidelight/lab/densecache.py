@@ -96,6 +96,23 @@ def _load_entry(folder: Path, parts: dict, identity: dict):
         return None
 
 
+def _publish(root: Path, folder: Path, write, keep=lambda: False) -> dict:
+    """Fill a temporary folder beside `folder` (`write(tmp)` returns the entry's meta), then move it
+    into place, replacing what is there unless `keep()` says the present entry is good."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name[:16]}.tmp-", dir=root))
+    try:
+        meta = write(tmp)
+        os.chmod(tmp, 0o755)
+        if folder.exists() and not keep():
+            shutil.rmtree(folder)
+        if not folder.exists():
+            os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return meta
+
+
 def dense_store(corpus, spec: str = "minilm", batch_size: int = 32, threads: int = 2,
                 root: Path | None = None, progress: bool = False, passages=None):
     """(DenseStore, info): the corpus vectors from the cache, or encoded now and cached; with
@@ -131,20 +148,16 @@ def _further_windows(store, corpus, key: str, passages, batch_size: int, root: P
                                                      passages.stride, batch_size, progress)
     encode_s = time.perf_counter() - t
     store.set_windows(passages, owner, windows)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{wkey[:16]}.tmp-", dir=root))
-    try:
+
+    def write(tmp: Path) -> dict:
         np.save(tmp / "windows.npy", np.ascontiguousarray(windows, dtype=np.float32))
         np.save(tmp / "window_owner.npy", owner)
         meta = {"vectors_key": key, "passages": passages.to_dict(), "sha256": sha256_file(tmp / "windows.npy"),
                 "encode_s": encode_s}
         (tmp / "windows.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        return meta
+
+    meta = _publish(root, folder, write)
     return {"status": "encoded", "key": wkey, "windows": len(owner), "sha256": meta["sha256"], "encode_s": encode_s}
 
 
@@ -175,22 +188,17 @@ def _first_windows(corpus, spec: str, batch_size: int, threads: int, root: Path 
     truncated = int(getattr(emb, "truncated_docs", 0)) - before
     store = DenseStore(vectors, identity, spec, truncated, threads, emb)
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key[:16]}.tmp-", dir=root))
-    try:
+
+    def write(tmp: Path) -> dict:
         np.save(tmp / "vectors.npy", vectors)
         meta = {"key": key, "key_parts": parts, "identity": identity, "spec": spec, "encode_s": encode_s,
                 "truncated_docs": truncated, "vectors_sha256": sha256_file(tmp / "vectors.npy"),
                 "shape": list(vectors.shape), "encoded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (tmp / "dense.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        if folder.exists():  # a damaged entry, or a concurrent writer finished first
-            if _load_entry(folder, parts, identity) is None:
-                shutil.rmtree(folder)
-        if not folder.exists():
-            os.replace(tmp, folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        return meta
+
+    # a concurrent writer that finished first left a good entry: keep it
+    meta = _publish(root, folder, write, lambda: _load_entry(folder, parts, identity) is not None)
     return store, {"status": "encoded", "encode_s": encode_s, "first_encode_s": encode_s, "key": key,
                    "path": str(folder), "vectors_sha256": meta["vectors_sha256"], "truncated_docs": truncated,
                    "n": int(vectors.shape[0]), "dim": int(vectors.shape[1]), "model": identity}
