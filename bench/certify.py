@@ -1,17 +1,17 @@
-"""Serendipity bench: SAE training and certificate cost (time, peak memory), growth with corpus size,
-and how unexpected the seated passages are.
+"""Serendipity bench: wall time and peak memory of the whole certificate, and how they grow with corpus size.
 
-For each data set (FOLDOC, SciFact) the script
+For each data set (FOLDOC, SciFact; WordNet nouns with ``--datasets wordnet``) the script
 1. builds (or reuses) a lexical index at ``cache_dir()/indexes/<name>-serendipity`` (with ``--sample F``
    a seeded F share of the records, ``<name>-serendipity-sF``) and runs the same pipeline as
-   ``sidelight certify`` on it (chunk vectors cached under ``cache_dir()/serendipity``);
+   ``sidelight certify`` on it (chunk vectors cached under ``cache_dir()/serendipity``), reporting the
+   certificate and the chunk-encoding time of the first run;
 2. growth: for each ``--fractions`` share (default 0.25 0.5 1.0) of the records (seeded subset; their
-   chunks and cached vectors), a fresh single-thread child process trains the SAE and runs the
-   certificate + placebo, reporting seconds and peak resident memory (VmHWM);
-3. unexpectedness: over a query set (FOLDOC concept benchmark queries / SciFact test queries),
-   ``connections`` at dial 28; a seated passage is *unexpected* when its record is in neither the BM25
-   top 50 nor the dense top 50 (the index's dense vectors, else the best chunk cosine per record).
-   Refused (reported) when the certificate failed.
+   chunks and cached vectors), a fresh single-thread child process trains the
+   SAE and runs the certificate (candidates, calibration and placebo corpora), reporting seconds and
+   peak resident memory (VmHWM).
+
+Usefulness of the certified pairs (held-out links, co-relevance, seated passages) is
+`bench/certify_useful.py`.
 
     .venv/bin/python bench/certify.py --json bench/results/certify.json [--datasets foldoc] [--sample 0.5]
 """
@@ -19,7 +19,6 @@ For each data set (FOLDOC, SciFact) the script
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -103,7 +102,9 @@ def child(args) -> dict:
             "sae_seconds": round(t_sae, 2), "fve": round(sae.stats["fve"], 4), "dead": sae.stats["dead"],
             "certificate_seconds": round(t_cert, 2), "certificate_split": s["seconds"],
             "candidates": s["candidates"], "target_passes": s["target_passes"], "placebo_passes": s["placebo_passes"],
-            "placebo_mean": s["placebo_mean"], "verdict": s["verdict"], "peak_mb": round(peak_mb(), 1)}
+            "placebo_mean": s["placebo_mean"], "placebo_target_ratio": s["placebo_target_ratio"],
+            "placebo_target_ratio_ci": s["placebo_target_ratio_ci"], "verdict": s["verdict"],
+            "peak_mb": round(peak_mb(), 1)}
 
 
 def queries_for(name: str, limit: int) -> list[str]:
@@ -118,60 +119,15 @@ def queries_for(name: str, limit: int) -> list[str]:
     return qs[:limit]
 
 
-def unexpectedness(ser, queries: list[str], top: int = 50) -> dict:
-    from sidelight.serendipity.reveal import connections
-    from sidelight.serendipity.seating import CertificateRefused
-
-    index = ser.index
-    offs = ser.chunks.offsets(len(index.corpus))
-    session = f"bench-{time.time_ns()}"
-    filled = offered = unexpected = in_lex = in_dense = 0
-    t0 = time.perf_counter()
-    for q in queries:
-        try:
-            res = connections(ser, q, dial=28, session_id=session, seed=42)
-        except CertificateRefused as exc:
-            return {"refused": str(exc)}
-        seated = reveal_db(ser, res["trace_id"])
-        lex = {index.corpus.position[h.id] for h in index.search(q, "bm25", top)}
-        if index.dense is not None:
-            dense = {index.corpus.position[h.id] for h in index.search(q, "dense", top)}
-        else:
-            qv = ser.embedder().encode([q], kind="query")[0]
-            cs = np.asarray(ser.chunks.vectors) @ qv
-            best = np.maximum.reduceat(cs, offs[:-1].clip(max=len(cs) - 1))
-            best[np.diff(offs) == 0] = -np.inf
-            dense = set(np.argsort(-best)[:top].tolist())
-        offered += 28
-        for s in seated:
-            filled += 1
-            a, b = s["position"] in lex, s["position"] in dense
-            in_lex += a
-            in_dense += b
-            unexpected += not (a or b)
-    return {"queries": len(queries), "seats_offered": offered, "seats_filled": filled,
-            "mean_filled_per_query": filled / max(len(queries), 1),
-            "unexpected_share": (unexpected / filled) if filled else None,
-            "in_bm25_top50": in_lex, "in_dense_top50": in_dense,
-            "dense_top50_source": "index dense" if index.dense is not None else "best chunk cosine per record",
-            "seconds": round(time.perf_counter() - t0, 1)}
-
-
-def reveal_db(ser, trace_id):
-    from sidelight.serendipity.db import SerDB
-    from sidelight.serendipity.reveal import reveal
-
-    return reveal(SerDB.for_index(ser.index), trace_id, hashlib.sha256(b"bench: no answer").hexdigest())["seated"]
-
-
 def main() -> int:
+    from sidelight.serendipity.sae import SAEConfig
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path)
     p.add_argument("--datasets", nargs="+", default=["foldoc", "scifact"])
     p.add_argument("--sample", type=float, default=1.0, help="share of each corpus indexed (chunk encoding is the cost)")
     p.add_argument("--fractions", nargs="*", type=float, default=[0.25, 0.5, 1.0])
-    p.add_argument("--queries", type=int, default=50)
-    p.add_argument("--width", type=int, default=2048)
+    p.add_argument("--width", type=int, default=SAEConfig().width)
     p.add_argument("-k", type=int, default=32)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--seed", type=int, default=17)
@@ -197,7 +153,8 @@ def main() -> int:
         entry = {"index": str(path), "sample": args.sample, "pipeline_seconds_this_run": build,
                  "chunks": ser.meta["chunks"]["chunks"], "chunk_encode_seconds_first_run": ser.meta["chunks"].get("seconds"),
                  "sae": ser.meta["sae"]["stats"], "certificate": {k: s[k] for k in (
-                     "records", "population", "candidates", "target_passes", "placebo_passes", "placebo_mean", "rule",
+                     "records", "population", "candidates", "target_passes", "placebo_passes", "placebo_mean",
+                     "placebo_target_ratio", "placebo_target_ratio_ci", "rule",
                      "verdict", "graph", "seconds", "target_reasons")}}
         growth = []
         for f in args.fractions:
@@ -206,15 +163,15 @@ def main() -> int:
             growth.append(run_child(__file__, cargs, timeout=3600))
             print(f"{name} {f:g}: {growth[-1]}", file=sys.stderr)
         entry["growth"] = growth
-        entry["unexpectedness"] = unexpectedness(ser, queries_for(name, args.queries))
         out["datasets"][name] = entry
         print(f"\n{name} (sample {args.sample:g}): certificate {s['verdict'].upper()}, {s['candidates']} candidates, "
-              f"{s['target_passes']} target passes vs placebo mean {s['placebo_mean']:.1f}")
-        print_table(["share", "records", "chunks", "SAE s", "FVE", "cert s", "peak MB", "candidates", "passes",
-                     "placebo", "verdict"],
+              f"{s['target_passes']} target passes vs placebo mean {s['placebo_mean']:.1f} "
+              f"(ratio {s['placebo_target_ratio']}, 95% interval {s['placebo_target_ratio_ci']})")
+        print_table(["share", "records", "chunks", "SAE s", "FVE", "cert s", "total s", "peak MB", "candidates",
+                     "passes", "placebo", "verdict"],
                     [[g["fraction"], g["records"], g["chunks"], g["sae_seconds"], g["fve"], g["certificate_seconds"],
-                      g["peak_mb"], g["candidates"], g["target_passes"], g["placebo_mean"], g["verdict"]] for g in growth])
-        print(f"unexpectedness: {entry['unexpectedness']}")
+                      round(g["sae_seconds"] + g["certificate_seconds"], 1), g["peak_mb"], g["candidates"],
+                      g["target_passes"], g["placebo_mean"], g["verdict"]] for g in growth])
     if args.json:
         write_json(args.json, out)
     return 0

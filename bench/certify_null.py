@@ -1,17 +1,19 @@
-"""What the certificate's placebo measures: candidate density, not marker evidence.
+"""Why the certificate's placebo is not random pairs: a random-pair placebo measures candidate density.
 
-A placebo pair is a random population pair in a candidate kinship bin, and it passes only if it is
-itself a passing candidate (same markers, same rules). So the expected placebo passes per draw are
+A random-pair placebo draws, in each kinship bin k, as many random population pairs as there are
+candidates (N_k), and such a pair passes only if it is itself a passing candidate (same markers, same
+rules). Its expected passes per draw are
 
     sum over bins k of  N_k * pass_k / All_k
 
-(N_k candidates = placebo pairs drawn in bin k, pass_k passing candidates, All_k population pairs
-with kinship in bin k), whatever the evidence threshold: the placebo/target ratio is the candidates'
-share of all pairs, bin by bin. This script reads a certificate already built in an index folder
-(`sidelight certify INDEX`), counts All_k over every population pair, and prints the prediction
-next to the observed placebo mean.
+(pass_k passing candidates, All_k population pairs with kinship in bin k), whatever the evidence
+threshold: its ratio to the target passes is the candidates' share of all pairs, bin by bin. This
+script reads a certificate already built in an index folder (`sidelight certify INDEX`), counts All_k
+over every population pair, and prints that density and the ratio a random-pair placebo would give
+for this certificate's passes. (The certificate's own placebo rebuilds each record from its kinship
+neighbours' chunks instead; see `sidelight/serendipity/placebo.py`.)
 
-    .venv/bin/python bench/certify_null.py .cache/indexes/scifact --json bench/results/certify-null-scifact.json
+    .venv/bin/python bench/certify_null.py .cache/indexes/scifact-serendipity --json bench/results/certify-null-scifact.json
 """
 
 from __future__ import annotations
@@ -53,11 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = [[k, f"{cert.edges[k - 1]:.3f}" if k else "-inf", int(all_k[k]), f"{n_k[k] / max(all_k[k], 1):.4f}",
              int(pass_k[k])] for k in range(n_bins)]
     print_table(["bin", "kinship from", "population pairs", "candidates / pairs", "passes"], rows)
-    print(f"target passes {sm['target_passes']}, placebo mean {sm['placebo_mean']:.1f}, "
-          f"predicted from candidate density {predicted:.1f}")
+    print(f"target passes {sm['target_passes']}; a random-pair placebo would pass {predicted:.1f} per draw "
+          f"({predicted / max(sm['target_passes'], 1):.3f} x target), by candidate density alone")
     if args.json:
         write_json(args.json, {"index": str(args.index), "target_passes": sm["target_passes"],
-                               "placebo_mean": sm["placebo_mean"], "predicted_placebo": predicted,
+                               "random_pair_placebo_expected": predicted,
                                "candidates": sm["candidates"], "population_pairs_by_bin": all_k.tolist(),
                                "passes_by_bin": pass_k.tolist()})
     return 0

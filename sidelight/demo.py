@@ -1,6 +1,7 @@
 """The main job (`make demo`): index SciFact (BM25 + MiniLM), run example queries in separate lanes,
 evaluate every method on the SciFact test split and print the table, export the index as a page that
-searches in the browser (.cache/demo/site/); then a FOLDOC relation example.
+searches in the browser (.cache/demo/site/), certify SciFact's connections and show one seated with its
+panel after the reveal; then a FOLDOC relation example.
 
 Indexes are cached under .cache/ (or $SIDELIGHT_CACHE) and rebuilt when the corpus or settings change.
 Encoding SciFact with MiniLM takes a few minutes the first time.
@@ -67,6 +68,47 @@ def export_page(index: Index) -> None:
                   f"it searches on your device and fetches nothing)")
 
 
+def serendipity_example(index: Index, queries: dict[str, str]) -> None:
+    """Certify SciFact (once; cached in INDEX/serendipity/), then the first test claim, in file order, whose
+    floor reaches a certified pair: its passages with the connection mixed in blind, then, after the
+    answer's hash is fixed, the panel that says which passage was seated and why."""
+    import hashlib
+
+    from .serendipity.db import SerDB
+    from .serendipity.reveal import connections, get_floor, reveal
+    from .serendipity.store import Serendipity
+    from .store.lock import writer_lock
+
+    console.rule("[bold]SciFact: a certified connection (serendipity lane)")
+    with writer_lock(index.path):
+        ser = Serendipity(index).ensure(progress=True)
+    s = ser.certificate.summary
+    ratio, ci = s["placebo_target_ratio"], s["placebo_target_ratio_ci"]
+    console.print(f"certificate {s['verdict'].upper()}: {s['target_passes']} certified pairs of {s['candidates']:,} "
+                  f"candidates; placebo mean {s['placebo_mean']:.1f}"
+                  + (f" = {ratio:.3f} x target (95% interval {ci[0]:.3f}-{ci[1]:.3f})" if ratio is not None else ""))
+    if not ser.certificate.passed:
+        console.print("[yellow]the serendipity lane refuses a failed certificate; no connection is shown[/yellow]")
+        return
+    ends = set(ser.certificate.pairs["a"].tolist()) | set(ser.certificate.pairs["b"].tolist())
+    db = SerDB.for_index(index)
+    for q in queries.values():
+        floor = get_floor(index, q)
+        if not ends & set(floor.positions):
+            continue
+        res = connections(ser, q, dial=28, session_id="demo", db=db, floor=floor)
+        if res["seating"]["filled"]:
+            break
+    else:
+        console.print("no test claim's floor reaches a certified pair")
+        return
+    table(f"{q} -- {len(res['passages'])} passages, the seated one(s) mixed in blind", ["#", "id", "title"],
+          [(i + 1, p["id"], p["title"][:70]) for i, p in enumerate(res["passages"])])
+    answer = f"demo answer to: {q}"
+    console.print(f"the reader's answer is fixed first (sha256 of {answer!r}); then the reveal:")
+    console.print(reveal(db, res["trace_id"], hashlib.sha256(answer.encode()).hexdigest())["panel"], markup=False)
+
+
 def main() -> int:
     folder = dataset_path("scifact")
     corpus = load_beir_corpus(folder)
@@ -89,6 +131,7 @@ def main() -> int:
     out.write_text(json.dumps(results, indent=2) + "\n")
     console.print(f"results written to {out}")
     export_page(index)
+    serendipity_example(index, queries)
 
     try:
         from .corpus.foldoc import load_foldoc

@@ -6,13 +6,16 @@ import argparse
 import json
 from pathlib import Path
 
-from ..serendipity.certify import MIN_CHANCE
+from ..serendipity.certify import MIN_CHANCE, CertConfig
 from ..serendipity.reveal import CONNECTIONS_SEED
-from ..serendipity.sae import SAE_SEED
+from ..serendipity.sae import SAE_SEED, SAEConfig
 from ..serendipity.seating import DEFAULT_DIAL, MAX_DIAL
 from ..serendipity.verdicts import CALIBRATION_SIZE
 from .args import add_deprecated, add_json, add_output, add_top_k, check_top_k
 from .output import console, print_json, table
+
+
+_CERT = CertConfig()
 
 
 def register(sub) -> None:
@@ -20,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("index", type=Path)
     add_json(p, "print the certificate summary as JSON instead of the tables", legacy_path=True)
     add_output(p, "write the certificate summary as JSON to PATH")
-    p.add_argument("--width", type=int, default=2048, help="SAE markers")
+    p.add_argument("--width", type=int, default=SAEConfig().width, help="SAE markers (default %(default)s)")
     p.add_argument("--sae-k", dest="sae_k", type=int, default=32, metavar="K",
                    help="SAE sparsity: active markers per chunk (TopK; default 32)")
     add_deprecated(p, "-k", "sae_k", "--sae-k", int)
@@ -28,11 +31,20 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int, default=96, help="tokens per chunk window")
     p.add_argument("--min-chance", type=float, default=MIN_CHANCE,
                    help="a pair's co-occurrence over its chance expectation, at least (default %(default)s)")
-    p.add_argument("--quantile", type=float, default=0.99)
-    p.add_argument("--placebo-draws", type=int, default=5)
-    p.add_argument("--placebo-ratio", type=float, default=0.2)
+    p.add_argument("--fdr", type=float, default=_CERT.fdr,
+                   help="calibrate each kinship bin's evidence threshold so that placebo passes are at most "
+                        "this share of target passes on the calibration placebo corpora (default %(default)s)")
+    p.add_argument("--kinship-bins", type=int, default=_CERT.kinship_bins,
+                   help="equal-count bins of candidate kinship, each with its own threshold (default %(default)s)")
+    p.add_argument("--placebo-draws", type=int, default=_CERT.placebo_draws, help="fresh placebo corpora")
+    p.add_argument("--placebo-ratio", type=float, default=_CERT.placebo_ratio,
+                   help="FAIL when mean placebo passes reach this share of target passes (default %(default)s)")
     p.add_argument("--seed", type=int, default=SAE_SEED, help="SAE seed")
     p.add_argument("--rebuild", action="store_true", help="rebuild every stage")
+    p.add_argument("--report", nargs="?", type=Path, const=Path("-"), metavar="DIR",
+                   help="also write report.md, report.html and figures/ (default DIR: runs/certificate-<index>)")
+    p.add_argument("--proxies", type=Path, metavar="JSON",
+                   help="with --report: add the usefulness proxies of a bench/certify_useful.py JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_certify)
 
@@ -72,15 +84,13 @@ def register(sub) -> None:
 
 def _ser(index_path: Path, build: bool = False, args=None):
     from ..index import Index
-    from ..serendipity.certify import CertConfig
-    from ..serendipity.sae import SAEConfig
     from ..serendipity.store import Serendipity, SerendipityConfig
 
     index = Index.load(index_path)
     if args is None:
         return Serendipity(index).load()
     cfg = SerendipityConfig(budget=args.budget, sae=SAEConfig(width=args.width, k=args.sae_k, epochs=args.epochs, seed=args.seed),
-                            cert=CertConfig(min_chance=args.min_chance, quantile=args.quantile,
+                            cert=CertConfig(min_chance=args.min_chance, fdr=args.fdr, kinship_bins=args.kinship_bins,
                                             placebo_draws=args.placebo_draws, placebo_ratio=args.placebo_ratio))
     return Serendipity(index, cfg)
 
@@ -103,13 +113,15 @@ def run_certify(args: argparse.Namespace) -> int:
             ("candidates", s["candidates"]),
             ("target passes", s["target_passes"]),
             ("placebo passes", f"{s['placebo_passes']} (mean {s['placebo_mean']:.1f})"),
+            ("placebo / target", _ratio(s)),
             ("graph rule", s["graph"]),
             ("kinship vectors", s.get("kinship_vectors", "")),
             ("rule", s["rule"]),
-            ("verdict", s["verdict"].upper()),
+            ("verdict", s["verdict"].upper() + (f" -- {s['note']}" if s.get("note") else "")),
             ("certificate", cid)]
     out = {"index": str(args.index), "certificate_id": cid, "target_passes": s["target_passes"],
            "placebo_passes": s["placebo_passes"], "placebo_mean": s["placebo_mean"], "rule": s["rule"],
+           "placebo_target_ratio": s["placebo_target_ratio"], "placebo_target_ratio_ci": s["placebo_target_ratio_ci"],
            "verdict": s["verdict"], "candidates": s["candidates"], "summary": s,
            "sae": sae, "chunks": ser.meta["chunks"].get("chunks")}
     if args.json:
@@ -121,7 +133,21 @@ def run_certify(args: argparse.Namespace) -> int:
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(out, indent=2, default=str))
+    if args.report is not None:
+        from . import certify_report
+
+        folder = Path("runs") / f"certificate-{Path(args.index).resolve().name}" if args.report == Path("-") else args.report
+        paths = certify_report.write(ser, folder, args.proxies)
+        if not args.json:
+            console.print(f"report: {paths['markdown']}, {paths['html']}")
     return 0 if s["verdict"] == "pass" else 1
+
+
+def _ratio(s: dict) -> str:
+    r, ci = s.get("placebo_target_ratio"), s.get("placebo_target_ratio_ci")
+    if r is None:
+        return "n/a (no target passes)"
+    return f"{r:.3f}" + (f" (95% interval {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")
 
 
 def run_connections(args: argparse.Namespace) -> int:

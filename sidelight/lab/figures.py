@@ -19,7 +19,7 @@ FORMATS = ("svg", "png", "pdf")
 plt.rcParams.update({"svg.hashsalt": "sidelight", "font.size": 9})  # stable SVG ids
 
 
-def _save(fig, out: Path, name: str) -> dict[str, str]:
+def save_figure(fig, out: Path, name: str) -> dict[str, str]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
     for fmt in FORMATS:
@@ -48,7 +48,7 @@ def degree_figure(corpus, out: Path) -> dict[str, str] | None:
     ax.set_ylabel("records")
     ax.set_title(f"{corpus.name}: degree distribution; {isolated:,} isolated records not shown")
     ax.grid(True, which="major", alpha=0.3)
-    return _save(fig, out, "degree-distribution")
+    return save_figure(fig, out, "degree-distribution")
 
 
 def method_bars(result: dict, out: Path, rows: list[tuple[str, float]]) -> dict[str, str]:
@@ -63,7 +63,7 @@ def method_bars(result: dict, out: Path, rows: list[tuple[str, float]]) -> dict[
     ax.set_xlim(0, max(1.0, max(vals, default=0) * 1.15))
     ax.set_xlabel(f"{metric} (family mean, held-out split); axis starts at zero")
     ax.axvline(0, color="black", lw=0.8)
-    return _save(fig, out, "method-bars")
+    return save_figure(fig, out, "method-bars")
 
 
 def effects_figure(result: dict, out: Path) -> dict[str, str] | None:
@@ -81,4 +81,29 @@ def effects_figure(result: dict, out: Path) -> dict[str, str] | None:
     base = cs[0]["baseline"]
     ax.set_xlabel(f"paired difference in {result['primary_metric']} vs {base}, "
                   f"{int(100 * cs[0]['confidence'])}% family bootstrap interval")
-    return _save(fig, out, "paired-effects")
+    return save_figure(fig, out, "paired-effects")
+
+
+def evidence_by_bin_figure(summary: dict, out: Path) -> dict[str, str] | None:
+    """Target vs placebo evidence per kinship bin (a certificate's `evidence_by_bin`), with the thresholds."""
+    eb = summary.get("evidence_by_bin")
+    if not eb:
+        return None
+    qs, thr = eb["quantiles"], summary["thresholds"]
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for side, colour, dx in (("target", "#2b6cb0", -0.12), ("placebo", "#c05621", 0.12)):
+        for j, (q, mark) in enumerate(zip(qs, ("_", "v", "o", "s", "^"))):
+            xs = [k + dx for k, row in enumerate(eb[side]) if row]
+            ys = [row[j] for row in eb[side] if row]
+            ax.scatter(xs, ys, marker=mark, s=18, color=colour,
+                       label=f"{side} {'max' if q == 1 else f'q{q:g}'}")
+    finite = [(k, t) for k, t in enumerate(thr) if np.isfinite(t)]
+    if finite:
+        ax.scatter(*zip(*finite), marker="x", s=40, color="black", label="threshold")
+    ax.set_xticks(range(len(thr)))
+    ax.set_xlabel("kinship bin (equal-count bins of candidate kinship, low to high)")
+    ax.set_ylabel("evidence of a pair's best marker (-log10)")
+    ax.set_title("target candidates vs calibration placebo candidates")
+    ax.legend(fontsize=6, ncol=4, loc="upper left")
+    ax.grid(True, alpha=0.3)
+    return save_figure(fig, out, "evidence-by-kinship-bin")

@@ -260,7 +260,8 @@ def _controls(res: dict) -> list[tuple]:
     return out
 
 
-def _md(B: list[tuple], run: Path) -> str:
+def blocks_markdown(B: list[tuple], run: Path) -> str:
+    """Markdown of report blocks (h1, h2, p, table, figure); figure paths relative to `run`."""
     lines = []
     for b in B:
         if b[0] == "h1":
@@ -282,7 +283,8 @@ def _md(B: list[tuple], run: Path) -> str:
     return "\n".join(lines)
 
 
-def _html(B: list[tuple]) -> str:
+def blocks_html(B: list[tuple], title: str = "sidelight lab report") -> str:
+    """One self-contained HTML page of report blocks (inline CSS, figures as inline SVG)."""
     e = html.escape
     body = []
     for b in B:
@@ -301,11 +303,11 @@ def _html(B: list[tuple]) -> str:
             if "<metadata>" in svg:  # RDF metadata carries namespace URLs; the page needs none
                 svg = svg[:svg.index("<metadata>")] + svg[svg.index("</metadata>") + len("</metadata>"):]
             body.append(f"<figure>{svg}<figcaption>{e(b[2])}</figcaption></figure>")
-    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>sidelight lab report</title>"
+    return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{e(title)}</title>"
             f"<style>{CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Atomic: a temp file beside `path`, then a rename."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
@@ -334,6 +336,6 @@ def _write_report(run: Path) -> dict[str, Path]:
     verify_run(run, "test")
     B = _blocks(run)
     md, page = run / "report.md", run / "report.html"
-    _write_text(md, _md(B, run))
-    _write_text(page, _html(B))
+    write_text_atomic(md, blocks_markdown(B, run))
+    write_text_atomic(page, blocks_html(B))
     return {"markdown": md, "html": page, "figures": run / "figures"}

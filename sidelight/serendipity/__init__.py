@@ -1,7 +1,8 @@
 """Serendipity lane: sparse-feature markers, certified connections, placebo test, seating dial.
 
 Modules: `chunks` (windows + vectors), `sae` (TopK sparse autoencoder), `markers` (labels),
-`certify` (the certificate and its placebo), `store` (INDEX/serendipity/ stages), `seating` (the
+`certify` (the certificate), `placebo` (placebo corpora), `calibration` (thresholds calibrated on them,
+the placebo ratio's interval), `rules` (span, distance, kinship-neighbour rules, per-record cap), `store` (INDEX/serendipity/ stages), `seating` (the
 dial), `reveal` (blind mixing, traces, reveal after the answer hash), `verdicts` (human verdicts,
 rulings, calibration precision), `db` (ser_* tables in INDEX/state.sqlite).
 """

@@ -15,9 +15,15 @@ marker of highest evidence. It passes when all hold:
 * chance ratio ``(c_a/n_a)(c_b/n_b) / p_f^2 >= min_chance`` (default `MIN_CHANCE`, 28): observed co-occurrence
   of the marker in a random chunk of a and one of b, over its chance expectation;
 * evidence ``-log10 P(C_a >= c_a) - log10 P(C_b >= c_b)`` (binomial tails, scipy) exceeds the
-  ``quantile`` (default 0.99, numpy's linear quantile) of candidate evidence in the pair's kinship
-  bin; kinship = cosine of the record vectors, bins = ``kinship_bins`` equal-count bins of the
-  candidates' kinship (edges at its quantiles; the outer bins are open-ended);
+  threshold of the pair's kinship bin; kinship = cosine of the record vectors, bins =
+  ``kinship_bins`` equal-count bins of the candidates' kinship (edges at its quantiles; the outer bins
+  are open-ended). The thresholds are calibrated on ``calibration_draws`` placebo corpora (see
+  `placebo`): in each bin, the lowest target evidence t from which up
+  ``(placebo candidates above t, summed over draws, + 1) / (draws x target candidates above t)``
+  stays at most ``fdr`` (default 0.05), counting pairs that meet the chance rule; +inf when no t
+  does (target-decoy estimation with the +1 finite-sample correction; see `calibration`). The seed document's "high
+  quantile within the pair's kinship bin" passed about 1% of the candidates of every bin by
+  construction, however weak the markers;
 * no verbatim span of ``>= max_shared_span`` (`MAX_SHARED_SPAN`, 28) word tokens in common;
 * graph distance ``>= min_distance`` (`MIN_DISTANCE`, 3) on the undirected link graph (BFS capped at
   ``max_hops``); "not applied" when the index has no edges.
@@ -31,10 +37,15 @@ the marker's strongest chunk on one side left out (both sides tried, AND-ed; the
 is not re-applied since leaving one out lowers the count by construction), graph distance and
 shared neighbours.
 
-Placebo: ``placebo_draws`` seeded draws of random pairs from the same population (records with
-more than one chunk), as many per kinship bin as there are candidates in it, put through the same
-test (same thresholds). Rule: the certificate FAILS when mean placebo passes >=
-``placebo_ratio`` x target passes (default 0.2), or when nothing passes.
+On a corpus without links the distance rule is not applied; its substitute: the two records must not
+be among each other's ``neighbour_rule`` nearest records by kinship. Then at most ``max_per_record``
+passing pairs per record are kept (best ``evidence_rel`` first), so one hub cannot take the pool.
+
+Placebo (see `placebo`): ``placebo_draws`` fresh placebo corpora, each record rebuilt from chunks of
+its ``neighbours`` nearest records by kinship, put through the whole test with the calibrated
+thresholds. Rule: the certificate FAILS when the mean placebo passes are >= ``placebo_ratio``
+(default 0.1) x target passes, or when nothing passes. The ratio is reported with a 95% interval:
+the exact Poisson interval of the summed placebo passes, over draws x target passes.
 """
 
 from __future__ import annotations
@@ -49,7 +60,9 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..progress import progress_bar
-from .rules import SpanChecker, graph_distances, shared_neighbours, word_tokens  # noqa: F401
+from .calibration import evidence_by_bin, fdr_thresholds, poisson_ratio_ci
+from .rules import (SpanChecker, cap_per_record, graph_distances, kinship_neighbours, near_by_kinship,  # noqa: F401
+                    shared_neighbours, word_tokens)
 
 LN10 = math.log(10.0)
 
@@ -61,24 +74,32 @@ MIN_DISTANCE = 3  # "at least three steps apart in the encyclopedia's related-en
 # The placebo draws' seed. The seed document fixes none; this is an arbitrary fixed value, kept because
 # the certificate (its placebo passes, and so whether it passes) depends on it.
 PLACEBO_SEED = 28
+# What the placebo is, recorded in every summary: a certificate on disk built against another null
+# (the random pairs of earlier versions) is refused by `Serendipity.load`.
+NULL = "placebo corpora from kinship neighbours' chunks"
 
 
 @dataclass(frozen=True)
 class CertConfig:
     min_chance: float = MIN_CHANCE
-    quantile: float = 0.99
+    fdr: float = 0.05  # calibration: placebo passes / target passes per kinship bin, at most
+    calibration_draws: int = 8
     kinship_bins: int = 10
     min_chunks: int = 2  # "more than one chunk on each side"
     max_shared_span: int = MAX_SHARED_SPAN
     min_distance: int = MIN_DISTANCE
     max_hops: int = 6
     placebo_draws: int = 5
-    placebo_ratio: float = 0.2
+    placebo_ratio: float = 0.1
+    neighbours: int = 10  # placebo corpora rebuild each record from its 10 nearest records' chunks
+    neighbour_rule: int = 10  # without a link graph: not among each other's 10 nearest records
+    max_per_record: int = 20
     seed: int = PLACEBO_SEED
     max_pairs_per_marker: int = 200_000  # markers shared by more pairs are too generic to test
 
     def __post_init__(self) -> None:
-        if not (0 < self.quantile < 1) or self.kinship_bins < 1 or self.min_chunks < 1 or self.placebo_draws < 1:
+        if (not (0 < self.fdr < 1) or min(self.calibration_draws, self.placebo_draws, self.kinship_bins,
+                                          self.min_chunks, self.max_per_record) < 1):
             raise InputError(f"bad certificate settings: {self}")
 
 
@@ -212,15 +233,6 @@ def bin_of(kinship: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.searchsorted(edges, kinship, side="right")
 
 
-def bin_thresholds(evidence: np.ndarray, bins: np.ndarray, n_bins: int, q: float) -> np.ndarray:
-    out = np.full(n_bins, np.inf)
-    for k in range(n_bins):
-        sel = evidence[bins == k]
-        if len(sel):
-            out[k] = np.quantile(sel, q)
-    return out
-
-
 # ---- the remaining rules -----------------------------------------------------------------------
 @dataclass
 class TestResult:
@@ -233,7 +245,7 @@ class TestResult:
 
 
 def apply_rules(a, b, evidence, chance, kinship, edges, thresholds, adj, spans: SpanChecker,
-                config: CertConfig) -> TestResult:
+                neighbours: np.ndarray, config: CertConfig) -> TestResult:
     bins = bin_of(kinship, edges)
     has = np.isfinite(evidence) & (chance > 0)
     r_chance = has & (chance >= config.min_chance)
@@ -243,19 +255,25 @@ def apply_rules(a, b, evidence, chance, kinship, edges, thresholds, adj, spans: 
     ok = np.zeros(len(a), bool)
     ok[idx[span_ok]] = True
     dist = np.full(len(a), -1, np.int64)
+    sel = np.flatnonzero(ok)
     if adj is not None:
-        sel = np.flatnonzero(ok)
         dist[sel] = graph_distances(adj, a[sel], b[sel], config.max_hops)
-        near = (dist >= 0) & (dist < config.min_distance)
-        n_graph = int((ok & near).sum())
-        ok &= ~near
+        near = np.zeros(len(a), bool)
+        near[sel] = (dist[sel] >= 0) & (dist[sel] < config.min_distance)
     else:
-        n_graph = 0
+        near = np.zeros(len(a), bool)
+        near[sel] = near_by_kinship(neighbours, a[sel], b[sel], config.neighbour_rule)
+    ok &= ~near
+    sel = np.flatnonzero(ok)
+    capped = np.zeros(len(a), bool)
+    capped[sel] = ~cap_per_record(a[sel], b[sel], evidence[sel] - thresholds[bins[sel]], config.max_per_record)
+    ok &= ~capped
     reasons = {"no shared multi-chunk marker": int((~has).sum()),
                "chance ratio below minimum": int((has & ~r_chance).sum()),
-               "evidence below kinship-bin quantile": int((r_chance & ~r_ev).sum()),
+               "evidence below kinship-bin threshold": int((r_chance & ~r_ev).sum()),
                "shared verbatim span": int((~span_ok).sum()),
-               "graph distance below minimum": n_graph}
+               ("graph distance below minimum" if adj is not None else "kinship neighbours"): int(near.sum()),
+               "per-record cap": int(capped.sum())}
     return TestResult(ok, reasons, dist, bins)
 
 
@@ -266,6 +284,7 @@ class Certificate:
     pairs: dict  # column name -> array (certified pairs only)
     edges: np.ndarray = field(repr=False, default=None)
     thresholds: np.ndarray = field(repr=False, default=None)
+    placebo: dict = field(repr=False, default=None)  # a, b, draw, kinship_bin, evidence_rel of placebo passes
 
     @property
     def passed(self) -> bool:
@@ -280,7 +299,7 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
                     resolutions: dict[int, sp.csr_matrix] | None = None, config: CertConfig = CertConfig(),
                     progress: bool = False) -> Certificate:
     """Candidates, rules, signatures and the placebo test; see the module docstring."""
-    from .placebo import best_shared, placebo_pairs
+    from .placebo import placebo_profile
     from .signature import signatures
 
     t0 = time.perf_counter()
@@ -293,9 +312,29 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     edges = kinship_edges(cand.kinship, config.kinship_bins)
     n_bins = len(edges) + 1
     cbins = bin_of(cand.kinship, edges)
-    thresholds = bin_thresholds(cand.evidence, cbins, n_bins, config.quantile)
+    n_chunks = np.bincount(chunk_record, minlength=n_records)
+    population = np.flatnonzero(n_chunks >= config.min_chunks)
+    neighbours = kinship_neighbours(vectors, population, max(config.neighbours, config.neighbour_rule))
+
+    def placebo(stream: int, draw: int) -> Candidates:
+        rng = np.random.default_rng([config.seed, stream, draw])
+        return candidates(placebo_profile(chunk_record, n_records, codes, neighbours[:, :config.neighbours], rng),
+                          vectors, config)
+
+    def testable(c: Candidates) -> np.ndarray:
+        return np.where(np.isfinite(c.evidence) & (c.chance >= config.min_chance), c.evidence, -np.inf)
+
+    calibration = []
+    with progress_bar(config.calibration_draws, "calibration placebo corpora", progress) as advance:
+        for d in range(config.calibration_draws):
+            pc = placebo(0, d)
+            calibration.append((testable(pc), bin_of(pc.kinship, edges)))
+            advance(1)
+    thresholds = fdr_thresholds(testable(cand), cbins, calibration, n_bins, config.fdr)
+    by_bin = evidence_by_bin(testable(cand), cbins, calibration, n_bins)
     spans = SpanChecker(tokens, config.max_shared_span)
-    res = apply_rules(cand.a, cand.b, cand.evidence, cand.chance, cand.kinship, edges, thresholds, adj, spans, config)
+    res = apply_rules(cand.a, cand.b, cand.evidence, cand.chance, cand.kinship, edges, thresholds, adj, spans,
+                      neighbours, config)
     t_target = time.perf_counter() - t0
 
     sel = np.flatnonzero(res.passes)
@@ -315,28 +354,34 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     sig, loo, ks = signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config)
     pairs["signature"], pairs["loo"] = sig, loo
 
-    # placebo
+    # placebo: fresh placebo corpora through the whole test
     t1 = time.perf_counter()
-    n_elig = np.bincount(chunk_record, minlength=n_records)
-    population = np.flatnonzero(n_elig >= config.min_chunks)
-    per_bin = np.bincount(cbins, minlength=n_bins)
-    placebo = []
-    with progress_bar(config.placebo_draws, "placebo draws", progress) as advance:
+    target = int(len(sel))
+    placebo_runs, placebo_hits = [], []
+    with progress_bar(config.placebo_draws, "placebo corpora", progress) as advance:
         for d in range(config.placebo_draws):
-            rng = np.random.default_rng([config.seed, d])
-            pa, pb = placebo_pairs(population, vectors, edges, per_bin, rng)
-            mk, ev, ch = best_shared(prof, pa, pb, config.min_chunks)
-            kin = rowdot(vectors, pa, pb)
-            pr = apply_rules(pa, pb, ev, ch, kin, edges, thresholds, adj, spans, config)
-            placebo.append({"pairs": int(len(pa)), "passes": int(pr.passes.sum()), "reasons": pr.reasons})
+            pc = placebo(1, d)
+            pr = apply_rules(pc.a, pc.b, pc.evidence, pc.chance, pc.kinship, edges, thresholds, adj, spans,
+                             neighbours, config)
+            placebo_runs.append({"pairs": int(len(pc.a)), "passes": int(pr.passes.sum()), "reasons": pr.reasons})
+            i = np.flatnonzero(pr.passes)
+            placebo_hits.append((pc.a[i], pc.b[i], np.full(len(i), d), pr.bins[i], pc.evidence[i] - thresholds[pr.bins[i]]))
             advance(1)
     t_placebo = time.perf_counter() - t1
-    target = int(len(sel))
-    mean_placebo = float(np.mean([p["passes"] for p in placebo])) if placebo else 0.0
-    rule = (f"FAIL if mean placebo passes >= {config.placebo_ratio:g} x target passes "
-            f"(or no target passes); placebo = {config.placebo_draws} seeded draws of random pairs "
-            f"matched to the candidates' kinship bins")
+    passes = [p["passes"] for p in placebo_runs]
+    mean_placebo = float(np.mean(passes)) if passes else 0.0
+    ratio_ci = poisson_ratio_ci(int(sum(passes)), len(passes) * target)
+    rule = (f"FAIL if mean placebo passes >= {config.placebo_ratio:g} x target passes, or no target passes; "
+            f"placebo = {config.placebo_draws} seeded placebo corpora (each record rebuilt from chunks of its "
+            f"{config.neighbours} nearest records by kinship) through the same test; thresholds calibrated "
+            f"on {config.calibration_draws} other placebo corpora at placebo/target <= {config.fdr:g} per kinship bin")
     failed = target == 0 or mean_placebo >= config.placebo_ratio * target
+    placebo = {k: np.concatenate([h[j] for h in placebo_hits]) if placebo_hits else np.zeros(0)
+               for j, k in enumerate(("a", "b", "draw", "kinship_bin", "evidence_rel"))}
+    note = ""
+    if len(population) < 0.25 * n_records:
+        note = (f"only {len(population)} of {n_records} records have {config.min_chunks} or more chunks, which the "
+                f"multi-chunk rule needs on both sides; records this short want a smaller chunk window (--budget)")
     summary = {
         "records": int(n_records), "chunks": int(len(chunk_record)), "markers": int(codes.shape[1]),
         "population": int(len(population)),
@@ -344,16 +389,21 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
         "single_chunk_incidences": int(cand.single_chunk_incidences),
         "skipped_generic_markers": int(cand.skipped_markers),
         "target_passes": target, "target_reasons": res.reasons,
-        "placebo_passes": [p["passes"] for p in placebo], "placebo_mean": mean_placebo,
-        "placebo_pairs": [p["pairs"] for p in placebo], "placebo_reasons": [p["reasons"] for p in placebo],
-        "rule": rule, "placebo_ratio": float(config.placebo_ratio),
-        "verdict": "fail" if failed else "pass",
-        "graph": "applied" if adj is not None else "not applied (no link graph)",
+        "placebo_passes": passes, "placebo_mean": mean_placebo,
+        "placebo_pairs": [p["pairs"] for p in placebo_runs], "placebo_reasons": [p["reasons"] for p in placebo_runs],
+        "placebo_target_ratio": mean_placebo / target if target else None, "placebo_target_ratio_ci": ratio_ci,
+        "rule": rule, "placebo_ratio": float(config.placebo_ratio), "null": NULL,
+        "verdict": "fail" if failed else "pass", "note": note,
+        "graph": "applied" if adj is not None else
+                 f"not applied (no link graph); instead not among each other's {config.neighbour_rule} nearest by kinship",
         "kinship_edges": [float(x) for x in edges], "thresholds": [float(x) for x in thresholds],
+        "evidence_by_bin": by_bin, "target_passes_by_bin": np.bincount(res.bins[sel], minlength=n_bins).tolist(),
+        "placebo_passes_by_bin": (np.bincount(placebo["kinship_bin"].astype(np.int64), minlength=n_bins)
+                                  / max(config.placebo_draws, 1)).tolist(),
         "resolutions": ks, "seconds": {"target": round(t_target, 2), "placebo": round(t_placebo, 2),
                                        "total": round(time.perf_counter() - t0, 2)},
     }
-    return Certificate(asdict(config), summary, pairs, edges, thresholds)
+    return Certificate(asdict(config), summary, pairs, edges, thresholds, placebo)
 
 
 def _symmetry(prof: Profile, a, b, f) -> np.ndarray:

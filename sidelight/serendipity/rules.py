@@ -1,4 +1,5 @@
-"""The certificate's ordinary-explanation rules: shared verbatim spans and link-graph distance."""
+"""The certificate's ordinary-explanation rules: shared verbatim spans, link-graph distance and, on a
+corpus without links, kinship neighbours; and the per-record cap."""
 
 from __future__ import annotations
 
@@ -73,3 +74,41 @@ def shared_neighbours(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray) -
     return np.array([len(np.intersect1d(adj.indices[adj.indptr[x]:adj.indptr[x + 1]],
                                         adj.indices[adj.indptr[y]:adj.indptr[y + 1]], assume_unique=True))
                      for x, y in zip(a, b)], dtype=np.int64)
+
+
+def kinship_neighbours(vectors: np.ndarray, rows: np.ndarray, m: int, block: int = 1024) -> np.ndarray:
+    """(n_records, m) table: for each of `rows`, its m nearest records by cosine of the unit record
+    vectors, nearest first, ties by ascending id, itself excluded; -1 in rows not asked for."""
+    V = np.asarray(vectors, np.float32)
+    m = max(0, min(int(m), len(V) - 1))
+    out = np.full((len(V), m), -1, np.int64)
+    rows = np.asarray(rows, np.int64)
+    for s in range(0, len(rows) if m else 0, block):
+        r = rows[s:s + block]
+        K = V[r] @ V.T
+        K[np.arange(len(r)), r] = -np.inf
+        top = np.argpartition(-K, m - 1, axis=1)[:, :m]
+        order = np.lexsort((top, -np.take_along_axis(K, top, axis=1)), axis=1)
+        out[r] = np.take_along_axis(top, order, axis=1)
+    return out
+
+
+def near_by_kinship(table: np.ndarray, a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """True where b is among a's k nearest records, or a among b's (the no-graph distance rule)."""
+    if len(a) == 0 or k <= 0:
+        return np.zeros(len(a), bool)
+    return (table[a, :k] == np.asarray(b)[:, None]).any(axis=1) | (table[b, :k] == np.asarray(a)[:, None]).any(axis=1)
+
+
+def cap_per_record(a: np.ndarray, b: np.ndarray, score: np.ndarray, cap: int) -> np.ndarray:
+    """Keep at most `cap` pairs per record, best `score` first (ties by a, then b): greedy, so a hub
+    record's weaker pairs go and its partners keep their other pairs."""
+    keep = np.zeros(len(a), bool)
+    used: dict[int, int] = {}
+    for i in np.lexsort((b, a, -score)):
+        x, y = int(a[i]), int(b[i])
+        if used.get(x, 0) < cap and used.get(y, 0) < cap:
+            keep[i] = True
+            used[x] = used.get(x, 0) + 1
+            used[y] = used.get(y, 0) + 1
+    return keep

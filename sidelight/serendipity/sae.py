@@ -38,7 +38,7 @@ SAE_SEED = 17
 
 @dataclass(frozen=True)
 class SAEConfig:
-    width: int = 2048
+    width: int = 16384  # order 10^4 markers, as the seed document's 17,281
     k: int = 32
     epochs: int = 20
     batch_size: int = 512

@@ -5,7 +5,7 @@ reader sees a whole stage or the previous one; the main index files are never re
 
     INDEX/serendipity/chunks/       meta.json, chunk_record.npy, chunk_span.npy, chunk_vectors.npy
     INDEX/serendipity/sae/          meta.json (config + FVE, dead, time), sae.npz, codes.npz, labels.json
-    INDEX/serendipity/certificate/  meta.json (config + summary incl. verdict), pairs.npz
+    INDEX/serendipity/certificate/  meta.json (config + summary incl. verdict), pairs.npz, placebo.npz
 
 Every stage records the id of what it was built from (corpus hash -> chunks -> SAE); a stage
 whose upstream changed is stale and is rebuilt. Re-saving the index itself (``sidelight add`` /
@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ..config import cache_dir
 from ..errors import InputError
 from ..index import store as index_store
-from .certify import CertConfig, Certificate, run_certificate, word_tokens
+from .certify import NULL, CertConfig, Certificate, run_certificate, word_tokens
 from .chunks import DEFAULT_BUDGET, Chunks, encode_cached, make_chunks, record_text
 from .markers import label_markers
 from .sae import SAE, SAEConfig, top_k_codes, train_sae
@@ -198,7 +198,8 @@ class Serendipity:
                 "graph_edges": int(self.index.graph.n_edges),
                 "kinship": "dense" if self.index.dense is not None else "chunk-mean"}
         meta = _read_meta(folder)
-        if not rebuild and meta and all(meta.get(k) == v for k, v in want.items()):
+        if (not rebuild and meta and all(meta.get(k) == v for k, v in want.items())
+                and meta.get("summary", {}).get("null") == NULL):
             self._load_certificate(folder, meta)
             return self.certificate
         vectors, how = self.record_vectors()
@@ -214,6 +215,7 @@ class Serendipity:
 
         def write(tmp: Path) -> None:
             np.savez(tmp / "pairs.npz", **cert.pairs)
+            np.savez(tmp / "placebo.npz", **cert.placebo)
 
         _write(folder, meta, write)
         self._load_certificate(folder, meta)
@@ -223,8 +225,9 @@ class Serendipity:
         z = np.load(folder / "pairs.npz")
         pairs = {k: z[k] for k in z.files}
         s = meta["summary"]
+        placebo = dict(np.load(folder / "placebo.npz")) if (folder / "placebo.npz").exists() else None
         self.certificate = Certificate(meta["config"], s, pairs, np.asarray(s["kinship_edges"]),
-                                       np.asarray(s["thresholds"]))
+                                       np.asarray(s["thresholds"]), placebo)
         self.meta["certificate"] = meta
 
     def load(self) -> "Serendipity":
@@ -241,6 +244,9 @@ class Serendipity:
             elif stage == "sae":
                 self._load_sae(self.root / stage, meta)
             else:
+                if meta.get("summary", {}).get("null") != NULL:
+                    raise InputError(f"{self.index.path}: the serendipity certificate predates its placebo corpora "
+                                     f"(random-pair placebo); run `sidelight certify {self.index.path}` again")
                 self._load_certificate(self.root / stage, meta)
         return self
 

@@ -5,28 +5,44 @@ import pytest
 
 from sidelight.cli import main
 
-from tests.serendipity.test_reveal import FakeEmbedder, _planted_ser, index  # noqa: F401  (fixture)
+from tests.serendipity.synth import PLANTED_PAIRS
+from tests.serendipity.test_reveal import FakeEmbedder, _planted_ser, index, plant  # noqa: F401  (fixture)
 
 
-def test_certify_and_verdict_cli(index, tmp_path, capsys, monkeypatch):  # noqa: F811
+def test_certify_passes_on_planted_connections(index, tmp_path, capsys, monkeypatch):  # noqa: F811
+    plant(monkeypatch)
     out = tmp_path / "cert.json"
-    rc = main(["certify", str(index.path), "-o", str(out), "--width", "32", "--sae-k", "4", "--epochs", "2",
-               "--placebo-draws", "1", "--budget", "12", "-q"])
+    rep = tmp_path / "report"
+    rc = main(["certify", str(index.path), "-o", str(out), "--kinship-bins", "2", "--budget", "12", "-q",
+               "--report", str(rep)])
     body = json.loads(out.read_text())
-    for key in ("target_passes", "placebo_passes", "placebo_mean", "rule", "verdict"):
+    md = (rep / "report.md").read_text()
+    assert "Verdict: PASS" in md and "| placebo / target |" in md and "r03 Record 3" in md
+    assert (rep / "figures" / "evidence-by-kinship-bin.svg").exists() and "<svg" in (rep / "report.html").read_text()
+    for key in ("target_passes", "placebo_passes", "placebo_mean", "placebo_target_ratio", "rule", "verdict"):
         assert key in body
-    assert rc == (0 if body["verdict"] == "pass" else 1)
+    assert rc == 0 and body["verdict"] == "pass" and body["target_passes"] >= len(PLANTED_PAIRS)
     text = capsys.readouterr().out
-    assert "verdict" in text and "placebo" in text
-    rc = main(["connections", str(index.path), "topic0 item1", "--dial", "2"])
-    err = capsys.readouterr().err
-    if body["verdict"] == "fail":
-        assert rc == 2 and "FAILED its placebo test" in err
-    rc = main(["verdict", str(index.path), "--pair", "r03", "r57", "--marker", "f7", "--verdict", "whale", "--json"])
+    assert "PASS" in text and "placebo / target" in text
+    rc = main(["connections", str(index.path), "topic0 item1 record 3", "--dial", "12", "--json"])
+    assert rc == 0 and json.loads(capsys.readouterr().out)["seating"]["offered"] == 12  # seating: test_reveal
+    rc = main(["verdict", str(index.path), "--pair", "r03", "r57", "--marker", "f199", "--verdict", "whale", "--json"])
     assert rc == 0
     assert json.loads(capsys.readouterr().out)["verdict"]["verdict"] == "not useful"
     rc = main(["reveal", str(index.path), "nope", "--answer-hash", "0" * 64])
     assert rc == 2
+
+
+def test_certify_fails_without_them_and_seating_refuses(index, tmp_path, capsys, monkeypatch):  # noqa: F811
+    plant(monkeypatch, planted={})
+    rc = main(["certify", str(index.path), "--json", "--kinship-bins", "2", "--budget", "12", "-q"])
+    body = json.loads(capsys.readouterr().out)
+    assert rc == 1 and body["verdict"] == "fail" and body["target_passes"] == 0
+    rc = main(["connections", str(index.path), "topic0 item1", "--dial", "2"])
+    assert rc == 2 and "FAILED its placebo test" in capsys.readouterr().err
+    rc = main(["certify", str(index.path), "-q", "--kinship-bins", "2", "--budget", "12", "--report", str(tmp_path / "r"),
+               "--proxies", str(tmp_path / "missing.json")])
+    assert rc == 2 and "missing.json: not a readable bench/certify_useful.py JSON" in capsys.readouterr().err
 
 
 # ---- one CLI vocabulary (issue 10, item 5) ---------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """End to end on a tiny index with a fake (hashing) embedder: stages, connections, reveal, verdicts."""
 
 import hashlib
+import json
 import zlib
 
 import numpy as np
@@ -18,7 +19,8 @@ from sidelight.serendipity.sae import SAE, SAEConfig
 from sidelight.serendipity.seating import MAX_DIAL, CertificateRefused
 from sidelight.serendipity.store import Serendipity, SerendipityConfig
 
-from tests.serendipity.synth import N_TOPICS, PER_TOPIC, PLANTED_MARKER, WIDTH, planted_corpus
+from tests.serendipity.synth import (N_TOPICS, PER_TOPIC, PLANTED_MARKER, PLANTED_PAIRS, SYNTH_CERT, WIDTH,
+                                     planted_corpus)
 
 DIM = 16
 
@@ -52,6 +54,27 @@ def index(tmp_path, monkeypatch):
     return Index.load(tmp_path / "idx")
 
 
+def plant(monkeypatch, planted=PLANTED_PAIRS) -> None:
+    """Make SAE training yield the synthetic codes (with `planted` pairs) and the kinship vectors the
+    synthetic ones, so `sidelight certify` runs the real certificate on a corpus whose answer is known."""
+    from sidelight.serendipity import store
+
+    cr, n, codes, vec, words = planted_corpus(planted=planted)
+    W = np.random.default_rng(0).standard_normal((WIDTH, DIM)).astype(np.float32)
+
+    class Planted(SAE):
+        def encode(self, x, k=None, batch=2048):
+            assert len(x) == len(cr)
+            return codes
+
+    def train(x, config, progress=False):
+        stats = {"width": WIDTH, "k": 6, "fve": 1.0, "dead": 0, "train_seconds": 0.0}
+        return Planted(W.T.copy(), np.zeros(WIDTH, np.float32), W, np.zeros(DIM, np.float32), 6, stats)
+
+    monkeypatch.setattr(store, "train_sae", train)
+    monkeypatch.setattr(Serendipity, "record_vectors", lambda self: (vec, "planted"))
+
+
 def _planted_ser(index):
     """Chunks from the real pipeline (4 per record), codes and certificate from the planted synth."""
     ser = Serendipity(index, SerendipityConfig(budget=12))
@@ -64,7 +87,7 @@ def _planted_ser(index):
     ser.sae = SAE(W.T.copy(), np.zeros(WIDTH, np.float32), W, np.zeros(DIM, np.float32), 6)
     ser.codes = codes
     ser.labels = label_markers(codes, ch.texts(index.corpus.records), cr, n)
-    ser.certificate = run_certificate(cr, n, codes, vec, None, lambda r: words[r], None, CertConfig())
+    ser.certificate = run_certificate(cr, n, codes, vec, None, lambda r: words[r], None, SYNTH_CERT)
     ser.meta["certificate"] = {"id": "planted"}
     return ser
 
@@ -79,6 +102,11 @@ def test_stages_build_and_reload(index):
     assert ser.certificate.summary["verdict"] in ("pass", "fail")
     again = Serendipity(index, cfg).load()
     assert again.codes.shape == ser.codes.shape and len(again.labels) == 32
+    meta = json.loads((root / "certificate" / "meta.json").read_text())
+    del meta["summary"]["null"]  # as written before the placebo corpora: refused, not used
+    (root / "certificate" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="predates its placebo corpora"):
+        Serendipity(index, cfg).load()
     assert Index.load(index.path).corpus.ids == index.corpus.ids  # manifest hashes still verify
 
 
@@ -86,7 +114,7 @@ def test_connections_reveal_and_verdicts(index):
     ser = _planted_ser(index)
     db = SerDB.for_index(index)
     q = "topic0 item1 record 3"
-    res = connections(ser, q, dial=3, session_id="s1", seed=5, db=db, min_floor_support=1)
+    res = connections(ser, q, dial=12, session_id="s1", seed=5, db=db, min_floor_support=1)
     ids = [p["id"] for p in res["passages"]]
     assert len(ids) == len(set(ids)) and "seated" not in str(res["passages"])
     with pytest.raises(RevealRefused):
@@ -95,7 +123,7 @@ def test_connections_reveal_and_verdicts(index):
         reveal(db, res["trace_id"], "abc")
     h = hashlib.sha256(b"my answer").hexdigest()
     shown = reveal(db, res["trace_id"], h)
-    assert shown["panel"].startswith(f"seating: 3 seat(s) offered, {res['seating']['filled']} filled")
+    assert shown["panel"].startswith(f"seating: 12 seat(s) offered, {res['seating']['filled']} filled")
     assert {s["id"] for s in shown["seated"]} <= set(ids)
     print(shown["panel"])
     assert any(s["marker"] == PLANTED_MARKER and s["id"] == "r57" for s in shown["seated"])
