@@ -73,6 +73,11 @@ def _jsonable(o):
     return str(o)
 
 
+def _same_null(meta: dict) -> bool:
+    """Was this certificate built against today's placebo (see `certify.NULL`)?"""
+    return meta.get("summary", {}).get("null") == NULL
+
+
 def _read_meta(folder: Path) -> dict | None:
     try:
         return json.loads((folder / "meta.json").read_text())
@@ -199,7 +204,7 @@ class Serendipity:
                 "kinship": "dense" if self.index.dense is not None else "chunk-mean"}
         meta = _read_meta(folder)
         if (not rebuild and meta and all(meta.get(k) == v for k, v in want.items())
-                and meta.get("summary", {}).get("null") == NULL):
+                and _same_null(meta)):
             self._load_certificate(folder, meta)
             return self.certificate
         vectors, how = self.record_vectors()
@@ -244,7 +249,7 @@ class Serendipity:
             elif stage == "sae":
                 self._load_sae(self.root / stage, meta)
             else:
-                if meta.get("summary", {}).get("null") != NULL:
+                if not _same_null(meta):
                     raise InputError(f"{self.index.path}: the serendipity certificate predates its placebo corpora "
                                      f"(random-pair placebo); run `sidelight certify {self.index.path}` again")
                 self._load_certificate(self.root / stage, meta)
