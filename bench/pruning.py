@@ -3,12 +3,13 @@
     python bench/pruning.py [--json OUT]
 
 On `scifact-x20` (bench/lexical.py's 103,660 reshuffled SciFact documents, cached) with the 300
-SciFact test queries, this replays `LexicalIndex._bm25_top_pruned`'s first two phases in numpy and
+SciFact test queries, this replays `LexicalIndex._bm25_top_pruned`'s first phases in numpy and
 counts, per query: all postings of its terms (what exhaustive scoring reads, as bm25s does); the
-postings of the essential terms (phase 1, accumulated); the candidates left for lookups (phase 2);
-and the same two counts had the threshold been the true k-th score from the start (the least any
-threshold estimate can leave). Means and medians over queries. Speed is not measured here
-(bench/lexical.py does that); this says how much a better bound could still save.
+postings of the essential terms (phase 1, accumulated); those added to touched records only
+(phase 1b, "continue"); the candidates left for lookups (phase 2); and the same counts had the
+threshold been the true k-th score from the start (the least any threshold estimate can leave).
+Means and medians over queries. Speed is not measured here (bench/lexical.py does that); this
+says how much a better bound could still save.
 """
 
 from __future__ import annotations
@@ -29,28 +30,47 @@ from lexical import K, load_corpus, make_copies, test_queries  # noqa: E402
 
 from sidelight.corpus import Corpus, Record  # noqa: E402
 from sidelight.index import Index  # noqa: E402
+from sidelight.structures.kernels.pruned import CONTINUE  # noqa: E402
 from sidelight.structures.lexical import _MARGIN  # noqa: E402
 
 
-def phases(lex, terms: np.ndarray, theta_of) -> tuple[int, int]:
-    """(postings accumulated in phase 1, candidates after phase 2) with `theta_of(acc, ix)` as the bound."""
-    w, n = lex.bm25, lex.n_docs
+def phases(lex, terms: np.ndarray, true_kth: float | None = None) -> tuple[int, int, int]:
+    """(postings accumulated in phase 1, postings added in phase 1b, candidates after phase 2), by
+    `LexicalIndex._bm25_top_pruned`'s rules, or with the true k-th score as theta from the start."""
+    w = lex.bm25
     ub = lex._ub[terms]
     order = np.argsort(-ub, kind="stable")
     ranked = terms[order]
     rest = np.append(np.cumsum(ub[order][::-1])[::-1][1:], 0.0) * (1.0 + _MARGIN)
-    acc, theta, last, read = np.zeros(n), 0.0, len(ranked) - 1, 0
+    low = 1.0 - _MARGIN
+    acc, theta, last, read, prefix = np.zeros(lex.n_docs), 0.0, len(ranked) - 1, 0, 0.0
     for j, t in enumerate(ranked):
         lo, hi = w.indptr[t], w.indptr[t + 1]
         ix = w.indices[lo:hi]
         acc[ix] += w.data[lo:hi]
         read += hi - lo
-        theta = max(theta, theta_of(acc, ix, j < last and lex._dense_row[t] < 0))  # as the numpy path
-        if rest[j] < theta * (1.0 - _MARGIN):
-            last = j
+        prefix += ub[order[j]]
+        if true_kth is not None:
+            if rest[j] < true_kth * low:
+                theta, last = true_kth, j
+                break
+        elif hi - lo >= K and j < last and rest[j] < prefix * low and \
+                np.count_nonzero(acc[ix] > rest[j] / low) >= K:
+            theta, last = rest[j] / low, j
             break
-    lim = theta * (1.0 - _MARGIN) - rest[last]
-    return read, int(np.count_nonzero(acc >= lim) if lim > 0 else np.count_nonzero(acc > 0))
+    added = 0
+    while last + 1 < len(ranked) and lex._dense_row[ranked[last + 1]] < 0:
+        lo, hi = w.indptr[ranked[last + 1]], w.indptr[ranked[last + 1] + 1]
+        if hi - lo > CONTINUE * read:
+            break
+        part = acc[w.indices[lo:hi]]
+        acc[w.indices[lo:hi]] = part + w.data[lo:hi] * (part != 0.0)
+        added += hi - lo
+        last += 1
+    part = acc[acc > 0]
+    if len(part) >= K:
+        theta = max(theta, float(np.partition(part, len(part) - K)[len(part) - K]))
+    return read, added, int(np.count_nonzero(part >= theta * low - rest[last]))
 
 
 def main(argv=None) -> int:
@@ -63,22 +83,17 @@ def main(argv=None) -> int:
     try:
         index = Index.write(Corpus("bench", [Record(i, "", t) for i, t in zip(ids, texts)]), folder, progress=False)
         lex = index.lexical
-        rows = {"all postings": [], "phase 1 postings": [], "candidates": [],
-                "phase 1 postings, true threshold": [], "candidates, true threshold": []}
+        rows = {"all postings": [], "phase 1 postings": [], "phase 1b postings": [], "candidates": [],
+                "phase 1 postings, true threshold": [], "phase 1b postings, true threshold": [],
+                "candidates, true threshold": []}
         for q in test_queries():
             terms = lex.query_terms(q)
-            kth = float(np.sort(lex.bm25_scores(q))[-K])
-
-            def running(acc, ix, more):  # the k-th best partial sum among this term's records
-                return float(np.partition(acc[ix], len(ix) - K)[len(ix) - K]) if more and len(ix) >= K else 0.0
-
-            read, cand = phases(lex, terms, running)
-            read_t, cand_t = phases(lex, terms, lambda acc, ix, more: kth)
             rows["all postings"].append(int(np.diff(lex.bm25.indptr)[terms].sum()))
-            rows["phase 1 postings"].append(read)
-            rows["candidates"].append(cand)
-            rows["phase 1 postings, true threshold"].append(read_t)
-            rows["candidates, true threshold"].append(cand_t)
+            for suffix, kth in (("", None), (", true threshold", float(np.sort(lex.bm25_scores(q))[-K]))):
+                read, added, cand = phases(lex, terms, kth)
+                rows["phase 1 postings" + suffix].append(read)
+                rows["phase 1b postings" + suffix].append(added)
+                rows["candidates" + suffix].append(cand)
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     out = {k: {"mean": float(np.mean(v)), "median": float(np.median(v))} for k, v in rows.items()}

@@ -29,19 +29,31 @@ def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Ha
     """`records.jsonl` with its offset table, and the id and title columns; feeds `content` each
     record's line of the corpus content hash (`Corpus.content_hash`) on the way."""
     offsets, ids, titles = [0], [], []
+    lines, hashed = [], []
     with open(folder / "records.jsonl", "wb") as f:
         for r in records:
             q = quoted(r)
             if content is not None:
-                content.update(hash_line(q))
-            line = record_line(r, q).encode("utf-8") + b"\n"
-            f.write(line)
-            offsets.append(offsets[-1] + len(line))
+                hashed.append(hash_line(q))
+            lines.append(record_line(r, q).encode("utf-8") + b"\n")
+            offsets.append(offsets[-1] + len(lines[-1]))
             ids.append(r.id)
             titles.append(r.title)
+            if len(lines) == _ITER_CHUNK:
+                _flush(f, lines, content, hashed)
+        _flush(f, lines, content, hashed)
     np.save(folder / "records.off.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False)
     write_column(folder, "ids", ids)
     write_column(folder, "titles", titles)
+
+
+def _flush(f, lines: list[bytes], content, hashed: list[bytes]) -> None:
+    """Write a batch of record lines and feed their hash lines to `content`; empties both lists."""
+    f.write(b"".join(lines))
+    if content is not None:
+        content.update(b"".join(hashed))
+    lines.clear()
+    hashed.clear()
 
 
 def record_line(r: Record, q: tuple[str, str, str, str] | None = None) -> str:

@@ -119,7 +119,9 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     # one pass over the spill: the term counts get their .npy files, and every posting goes to the
     # bucket of its term range (rows ascending within each bucket, as blocks come in row order)
     ranges = _term_ranges(df, budget)
-    bucket_of = np.repeat(np.arange(len(ranges), dtype=np.int64), [hi - lo for lo, hi in ranges])
+    small = len(ranges) <= np.iinfo(np.int16).max  # numpy's stable sort is a radix sort for 16-bit keys
+    bucket_of = np.repeat(np.arange(len(ranges), dtype=np.int16 if small else np.int64),
+                          [hi - lo for lo, hi in ranges])
     tf_out = {name: _NpyWriter(folder / f"tf_{name}.npy", np.int32, (nnz,)) for name in ("data", "indices")}
     raw = {name: open(folder / f".{name}.raw", "rb") for name in ("data", "indices")}
     buckets = [{part: folder / f".bucket-{r}.{part}" for part in ("rows", "terms", "tf")} for r in range(len(ranges))]

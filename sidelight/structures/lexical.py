@@ -18,6 +18,7 @@ from ..errors import IndexFormatError, InputError
 from ..store.column import StringColumn, sorted_position, write_column
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels
+from .kernels.pruned import CONTINUE as _CONTINUE
 from .ranking import Ranking, select_top, top_k
 
 VARIANTS = ("robertson", "lucene", "atire")
@@ -387,14 +388,18 @@ class LexicalIndex:
     def _bm25_top_pruned(self, terms: np.ndarray, k: int, id_rank: np.ndarray) -> Ranking:
         """The same ranking as `top_k(bm25_scores)`, without scoring every posting.
 
-        MaxScore: terms go in order of falling upper bound (their largest weight). `theta`, a
-        lower bound on the k-th best score, is the k-th best partial sum seen so far. Once the
-        bounds of the terms still to come add up to less than `theta`, a record that none of the
-        terms so far touched cannot reach the top k; the survivors then collect the remaining
-        terms by lookup, dropping out as soon as partial sum plus remaining bounds falls below
-        `theta`. The last few are scored exactly as `_accumulate` does (same terms, same order,
-        same float additions), so scores and ties are bit-identical. Margins of 1e-9 relative
-        keep every comparison on the safe side of rounding.
+        MaxScore: terms go in order of falling upper bound (their largest weight), and their
+        postings are added up until k records of the last one have a partial sum above `rest`,
+        what the terms still to come could add. That bound is then `theta`, a lower bound on the
+        k-th best score, and a record none of these terms touched cannot reach the top k. The
+        next terms with few postings (at most `CONTINUE` times those read so far) are added only
+        to records that already have a partial sum (Moffat & Zobel's "continue" rule). The
+        survivors collect the remaining terms by lookup, dropping out as soon as partial sum plus
+        remaining bounds falls below `theta`, which rises to the k-th best partial sum. The last
+        few are scored exactly as `_accumulate` does (same terms, same order, same float
+        additions), so scores and ties are bit-identical. Margins of 1e-9 relative keep every
+        comparison on the safe side of rounding; weights are never negative, so a partial sum of
+        0.0 means untouched.
         """
         w, n = self.bm25, self.n_docs
         indptr, indices, data = w.indptr, w.indices, w.data
@@ -407,26 +412,38 @@ class LexicalIndex:
         rest = np.cumsum(ub[order][::-1])[::-1]  # rest[j]: bounds of the terms after j
         rest = (np.append(rest[1:], 0.0) * (1.0 + _MARGIN)).tolist()
         dense_row, dense = self._dense_row, self._dense
-        theta, last = 0.0, len(ranked) - 1
+        low = 1.0 - _MARGIN
+        theta, last, prefix, read = 0.0, len(ranked) - 1, 0.0, 0
         try:
             for j, t in enumerate(ranked):
                 r, lo, hi = dense_row[t], indptr[t], indptr[t + 1]
                 if r >= 0:
                     np.add(acc, dense[r], out=acc)
                 else:
-                    ix = indices[lo:hi]
-                    acc[ix] += data[lo:hi]
-                    if hi - lo >= k and j < last:
-                        part = acc[ix]
-                        theta = max(theta, float(np.partition(part, hi - lo - k)[hi - lo - k]))
-                if rest[j] < theta * (1.0 - _MARGIN):
-                    last = j
+                    acc[indices[lo:hi]] += data[lo:hi]
+                prefix += float(self._ub[t])
+                read += hi - lo
+                if hi - lo >= k and j < last and rest[j] < prefix * low:
+                    cut = rest[j] / low
+                    if np.count_nonzero(acc[indices[lo:hi]] > cut) >= k:
+                        theta, last = cut, j
+                        break
+            while last + 1 < len(ranked) and dense_row[ranked[last + 1]] < 0:  # 1b (see the docstring)
+                lo, hi = indptr[ranked[last + 1]], indptr[ranked[last + 1] + 1]
+                if hi - lo > _CONTINUE * read:
                     break
-            lim = theta * (1.0 - _MARGIN) - rest[last]
-            cand = np.flatnonzero(acc >= lim) if lim > 0 else np.flatnonzero(acc > 0)
+                ix = indices[lo:hi]
+                part = acc[ix]
+                acc[ix] = part + data[lo:hi] * (part != 0.0)
+                last += 1
+            cand = np.flatnonzero(acc > 0)
             part = acc[cand]
         finally:
             acc.fill(0.0)
+        if len(cand) >= k:  # the k-th best partial sum is a lower bound too
+            theta = max(theta, float(np.partition(part, len(part) - k)[len(part) - k]))
+        keep = part >= theta * low - rest[last]
+        cand, part = cand[keep], part[keep]
         for j in range(last + 1, len(ranked)):
             part += self._lookup(ranked[j], cand, buf)
             if len(cand) > k:
@@ -520,7 +537,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
         chunk = texts[start:start + _CHUNK]
         n_raw = len(term_of_raw)
         if compiled is not None:
-            ids, lengths = compiled(b"".join([t.lower().encode().translate(_ALNUM_BYTES) + b"\n" for t in chunk]),
+            ids, lengths = compiled(b"\n".join([t.lower().encode().translate(_ALNUM_BYTES) for t in chunk]) + b"\n",
                                     len(chunk))
             new_raw = [compiled.key(k) for k in range(n_raw, compiled.n_keys)]
         else:
@@ -546,7 +563,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
             term_of_raw = seen.term_of_raw = np.concatenate([term_of_raw, np.asarray(new, dtype=np.int32)])
         ids = term_of_raw[ids]
         if compiled is not None:
-            row_counts, indices, data = _kernels.count_rows(ids, lengths, len(vocab))
+            row_counts, indices, data = _kernels.count_rows(ids, lengths)
         else:
             keep = ids >= 0
             if not keep.all():

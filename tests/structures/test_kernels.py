@@ -177,12 +177,35 @@ def test_large_corpus_pruned_paths_agree(scifact_index):
     assert a.positions.tolist() == b.positions.tolist() and np.array_equal(a.scores, b.scores)
 
 
+def test_large_corpus_every_record_a_candidate():
+    """A word in every record with a positive weight: all records are candidates, some read twice."""
+    texts, _, id_rank = _large_corpus(13, every="all")
+    lex = LexicalIndex.build(texts)
+    assert lex._ub[lex.term_id["all"]] > 0.0
+    _check_large(lex, ["all", "all w0", "w0 all", "w1 all w0"], id_rank)
+
+
+def test_pruned_kernel_keeps_every_record_when_all_may_rank():
+    """Hand-made: term B is in all 4 records and read first, A's records come again after all 4
+    are kept (the candidate buffer holds exactly n); top-3 by hand: 0 and 3 (2.0), then 1 (1.5)."""
+    if not kernels.enabled():
+        pytest.skip("numba is not installed")
+    indptr = np.array([0, 4, 6])  # term 0 = B in records 0-3, term 1 = A in records 1 and 2
+    indices = np.array([0, 1, 2, 3, 1, 2], dtype=np.int32)
+    data = np.array([2.0, 0.5, 0.5, 2.0, 1.0, 1.0])
+    ub = np.array([2.0, 1.0])
+    got = kernels.bm25_top_pruned(indptr, indices, data, np.array([1, 0]), 4, 3, np.arange(4), ub,
+                                  np.full(2, -1), np.zeros((0, 4)), 1e-9)
+    assert got.positions.tolist() == [0, 3, 1]
+    assert got.scores.tolist() == [2.0, 2.0, 1.5]
+
+
 def test_large_corpus_zero_weights_and_refusal():
     """atire: a word in every record weighs 0.0 (sums stay at 0.0); then a NaN weight is refused."""
     texts, queries, id_rank = _large_corpus(12, every="all")
     lex = LexicalIndex.build(texts, params=lexical.BM25Params(variant="atire"))
     assert lex._ub[lex.term_id["all"]] == 0.0
-    _check_large(lex, queries + ["all", "all w0", "w0 all"], id_rank)  # "all" alone overflows the touched list
+    _check_large(lex, queries + ["all", "all w0", "w0 all"], id_rank)
     t = lex.term_id["w3"]
     lex.bm25.data[lex.bm25.indptr[t] + 5] = np.nan
     lex._prepare_pruning(lex.bm25)  # bounds follow the weights

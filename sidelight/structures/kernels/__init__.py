@@ -167,13 +167,12 @@ def _warmup() -> None:
     _K.pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
                   np.zeros(2, dtype=np.int64), touched, vals, id_rank, 1, 1e-9)
     ids, lengths = RawTokens()(b"ab cd ab\nab\n", 2)
-    count_rows(ids.astype(np.int32), lengths, 2)
+    count_rows(ids.astype(np.int32), lengths)
 
 
-def count_rows(ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def count_rows(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct terms per record, terms, counts) of a chunk's term ids (see `count._count_rows`)."""
-    return _K.count_rows(np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64),
-                         max(int(n_terms), 1))
+    return _K.count_rows(np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64))
 
 
 class RawTokens:

@@ -86,57 +86,36 @@ def _rehash(key_hash, n_keys, size):
     return table
 
 
-def _count_rows(ids, lengths, n_terms):
+def _count_rows(ids, lengths):
     """Per record (`lengths[d]` consecutive term ids, -1 for a dropped token): its distinct terms in
     ascending order and how often each occurs. Returns (terms per record, terms, counts).
 
-    Distinct terms are found with a last-seen mark per term; rows are then put in term order by
-    two stable counting sorts (by term, then back by record), O(postings + terms)."""
+    Each record's ids are sorted in place in a scratch row (small, so it stays in cache) and
+    run-length counted."""
     n_docs = len(lengths)
     row_counts = np.zeros(n_docs, dtype=np.int64)
-    terms = np.empty(len(ids), dtype=np.int32)
-    counts = np.empty(len(ids), dtype=np.int32)
-    docs = np.empty(len(ids), dtype=np.int64)
-    last = np.full(n_terms, -1, dtype=np.int64)
-    slot = np.zeros(n_terms, dtype=np.int64)
+    out_terms = np.empty(len(ids), dtype=np.int32)
+    out_counts = np.empty(len(ids), dtype=np.int32)
+    row = np.empty(max(lengths.max(), 1) if n_docs else 1, dtype=np.int32)
     o = 0
     p = 0
     for d in range(n_docs):
+        size = lengths[d]
+        row[:size] = ids[p:p + size]
+        row[:size].sort()
+        p += size
         start = o
-        for _ in range(lengths[d]):
-            t = ids[p]
-            p += 1
+        prev = -1
+        for i in range(size):
+            t = row[i]
             if t < 0:
                 continue
-            if last[t] != d:
-                last[t] = d
-                slot[t] = o
-                terms[o] = t
-                counts[o] = 1
-                docs[o] = d
+            if t != prev:
+                out_terms[o] = t
+                out_counts[o] = 1
                 o += 1
+                prev = t
             else:
-                counts[slot[t]] += 1
+                out_counts[o - 1] += 1
         row_counts[d] = o - start
-    at = np.zeros(n_terms + 1, dtype=np.int64)  # by term: where each term's entries begin
-    for i in range(o):
-        at[terms[i] + 1] += 1
-    for t in range(n_terms):
-        at[t + 1] += at[t]
-    by_term = np.empty(o, dtype=np.int64)  # entry indices in (term, record) order
-    for i in range(o):
-        t = terms[i]
-        by_term[at[t]] = i
-        at[t] += 1
-    row_at = np.zeros(n_docs, dtype=np.int64)  # back by record, terms now ascending within each
-    for d in range(1, n_docs):
-        row_at[d] = row_at[d - 1] + row_counts[d - 1]
-    out_terms = np.empty(o, dtype=np.int32)
-    out_counts = np.empty(o, dtype=np.int32)
-    for j in range(o):
-        i = by_term[j]
-        d = docs[i]
-        out_terms[row_at[d]] = terms[i]
-        out_counts[row_at[d]] = counts[i]
-        row_at[d] += 1
-    return row_counts, out_terms, out_counts
+    return row_counts, out_terms[:o].copy(), out_counts[:o].copy()

@@ -11,13 +11,14 @@ import numpy as np
 from .fused import _heap_top
 
 KERNELS = ("_kth_largest", "_keep", "_add_term", "_pruned_top")
+CONTINUE = 4  # phase 1b takes a term while its postings are at most this many times phase 1's
 
 
-def _kth_largest(x, idx, lo, hi, k, heap):
-    """The k-th largest of x[idx[lo:hi]] (hi - lo >= k >= 1); `heap` holds >= k floats."""
+def _kth_largest(x, c, k, heap):
+    """The k-th largest of x[:c] (c >= k >= 1); `heap` holds >= k floats."""
     size = 0
-    for q in range(lo, hi):
-        v = x[idx[q]]
+    for q in range(c):
+        v = x[q]
         if size < k:
             j = size
             size += 1
@@ -114,82 +115,67 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, t
     n = acc.size
     heap = np.empty(k)
     # 1. essential terms: accumulate their postings until the rest cannot reach theta
-    m = 0
-    overflow = False
     theta = 0.0
     prefix = 0.0
+    read = 0
     last = nt - 1
     for j in range(nt):
         t = ranked[j]
         lo, hi = indptr[t], indptr[t + 1]
-        if not overflow and m + (hi - lo) > n:
-            overflow = True  # the list could outgrow its buffer: phase 2 reads every record instead
-        if overflow:
-            for q in range(lo, hi):
-                acc[indices[q]] += data[q]
-        else:  # branch-free: a record joins the list on its first touch (or a sum back at 0.0:
-            for q in range(lo, hi):  # listed again, read once below)
-                d = indices[q]
-                touched[m] = d
-                m += acc[d] == 0.0
-                acc[d] += data[q]
+        for q in range(lo, hi):
+            acc[indices[q]] += data[q]
         prefix += ub[t]
-        # theta cannot pass the bounds so far: look for it only once that could end this phase
+        read += hi - lo
+        # the phase ends once k records of this term have a partial sum above rest / low: theta
+        # (a lower bound on the k-th best score) is then above all the rest can add, which is
+        # possible only once the bounds so far exceed the rest
         if hi - lo >= k and j < last and rest[j] < prefix * low:
-            theta = max(theta, _kth_largest(acc, indices, lo, hi, k, heap))
-        if rest[j] < theta * low:
-            last = j
+            cut = rest[j] / low
+            over = 0
+            for q in range(lo, hi):
+                over += acc[indices[q]] > cut
+            if over >= k:
+                theta = cut
+                last = j
+                break
+    essential = last
+    # 1b. the next terms while their postings are few (<= CONTINUE x phase 1's): added only where a
+    # partial sum already is (branch-free: x * 0.0 adds nothing), so no record joins the list
+    while last + 1 < nt and dense_row[ranked[last + 1]] < 0:
+        t = ranked[last + 1]
+        lo, hi = indptr[t], indptr[t + 1]
+        if hi - lo > CONTINUE * read:
             break
-    # 2. candidates: partial sums that may still reach theta; the accumulator is cleared. One
-    # pass reads (and zeroes) every touched record once, keeps those above the bound so far and
-    # finds the k-th best partial sum of them all, a better theta (each is a lower bound).
+        for q in range(lo, hi):
+            d = indices[q]
+            a = acc[d]
+            acc[d] = a + data[q] * (a != 0.0)
+        last += 1
+    # 2. candidates: one branch-free pass reads (and zeroes) every touched record once and keeps
+    # the partial sums that may still reach theta; the k-th best of those is a better theta
     lim = theta * low - rest[last]
-    span = n if overflow else m  # the touched list is complete unless it overflowed
     c = 0
-    size = 0
-    for i in range(span):
-        d = i if overflow else touched[i]
-        v = acc[d]
-        acc[d] = 0.0
-        touched[c] = d  # c <= i: kept without a branch when v may still reach theta
-        vals[c] = v
-        c += (v >= lim) if lim > 0 else (v > 0)
-        if v != 0.0 and (size < k or v > heap[0]):
-            if size < k:  # inline min-heap of the k largest partial sums
-                j = size
-                size += 1
-                while j > 0 and heap[(j - 1) >> 1] > v:
-                    heap[j] = heap[(j - 1) >> 1]
-                    j = (j - 1) >> 1
-                heap[j] = v
-            elif v > heap[0]:
-                j = 0
-                while True:
-                    ch = 2 * j + 1
-                    if ch >= size:
-                        break
-                    if ch + 1 < size and heap[ch + 1] < heap[ch]:
-                        ch += 1
-                    if heap[ch] < v:
-                        heap[j] = heap[ch]
-                        j = ch
-                    else:
-                        break
-                heap[j] = v
-    if size == k:
-        theta = max(theta, heap[0])
-        lim = theta * low - rest[last]
-        if lim > 0:
-            c = _keep(touched, vals, c, lim)
+    for e in range(essential + 1):  # the touched records: the essential terms' postings
+        for q in range(indptr[ranked[e]], indptr[ranked[e] + 1]):
+            d = indices[q]
+            v = acc[d]
+            acc[d] = 0.0  # read once: listed again, it reads 0.0 and is not kept
+            if c < n:  # c == n: every record is kept, and the rest read 0.0
+                touched[c] = d
+                vals[c] = v
+            c += (v >= lim) if lim > 0 else (v > 0)
+    if c > k:  # all kept sums are >= lim > those dropped: the k-th best of all of them
+        theta = max(theta, _kth_largest(vals, c, k, heap))
+        c = _keep(touched, vals, c, theta * low - rest[last])
     # 3. the other terms by lookup, term at a time (falling bound order); after each, theta rises
     # to the k-th best partial sum and candidates that cannot reach it drop out
     for j in range(last + 1, nt):
         _add_term(vals, touched, c, ranked[j], indptr, indices, data, dense_row, dense, slot)
         if c > k:
-            theta = max(theta, _kth_largest(vals, np.arange(c), 0, c, k, heap))
+            theta = max(theta, _kth_largest(vals, c, k, heap))
         c = _keep(touched, vals, c, theta * low - rest[j])
     if c > k:  # near-ties of the k-th partial sum stay for the exact sums
-        c = _keep(touched, vals, c, _kth_largest(vals, np.arange(c), 0, c, k, heap) * low)
+        c = _keep(touched, vals, c, _kth_largest(vals, c, k, heap) * low)
     # 4. exact scores in query order from 0.0 (as _accumulate), positive ones ranked
     exact = np.zeros(c)
     for j in range(nt):
