@@ -22,7 +22,7 @@ from ..corpus.model import Edge, Record, hash_line, quoted
 from ..errors import IndexFormatError
 from ..store.column import StringColumn, write_column
 
-_ITER_CHUNK = 4096  # records decoded per slice of the mapping when iterating
+_ITER_CHUNK = 4096  # records per write when building, per slice of the mapping when iterating
 
 
 def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Hash | None" = None) -> None:

@@ -412,8 +412,9 @@ class LexicalIndex:
         rest = np.cumsum(ub[order][::-1])[::-1]  # rest[j]: bounds of the terms after j
         rest = (np.append(rest[1:], 0.0) * (1.0 + _MARGIN)).tolist()
         dense_row, dense = self._dense_row, self._dense
+        upto = np.cumsum(ub[order]).tolist()  # upto[j]: bounds of the terms up to j
         low = 1.0 - _MARGIN
-        theta, last, prefix, read = 0.0, len(ranked) - 1, 0.0, 0
+        theta, last, read = 0.0, len(ranked) - 1, 0
         try:
             for j, t in enumerate(ranked):
                 r, lo, hi = dense_row[t], indptr[t], indptr[t + 1]
@@ -421,9 +422,8 @@ class LexicalIndex:
                     np.add(acc, dense[r], out=acc)
                 else:
                     acc[indices[lo:hi]] += data[lo:hi]
-                prefix += float(self._ub[t])
                 read += hi - lo
-                if hi - lo >= k and j < last and rest[j] < prefix * low:
+                if hi - lo >= k and j < last and rest[j] < upto[j] * low:
                     cut = rest[j] / low
                     if np.count_nonzero(acc[indices[lo:hi]] > cut) >= k:
                         theta, last = cut, j
@@ -448,11 +448,11 @@ class LexicalIndex:
             part += self._lookup(ranked[j], cand, buf)
             if len(cand) > k:
                 theta = max(theta, float(np.partition(part, len(part) - k)[len(part) - k]))
-            keep = part >= theta * (1.0 - _MARGIN) - rest[j]
+            keep = part >= theta * low - rest[j]
             cand, part = cand[keep], part[keep]
         if len(cand) > k:  # near-ties of the k-th partial sum stay for the exact sums
             kth = np.partition(part, len(part) - k)[len(part) - k]
-            cand = cand[part >= kth * (1.0 - _MARGIN)]
+            cand = cand[part >= kth * low]
         scores = np.zeros(len(cand))
         for t in terms.tolist():  # query order, as in _accumulate
             scores += self._lookup(t, cand, buf)

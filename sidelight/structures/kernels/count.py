@@ -118,4 +118,4 @@ def _count_rows(ids, lengths):
             else:
                 out_counts[o - 1] += 1
         row_counts[d] = o - start
-    return row_counts, out_terms[:o].copy(), out_counts[:o].copy()
+    return row_counts, out_terms[:o], out_counts[:o]
