@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..index import Index
-from ..serve.validate import ApiError
 from .args import add_json, add_top_k, check_top_k
 from .output import console, fmt, parse_params, print_json, table
 
@@ -65,6 +64,7 @@ def cli_service(index: Index) -> "Service":
 
 def run_channels(args: argparse.Namespace) -> int:
     from ..serve.budget import MAX_BUDGET_MS
+    from ..serve.validate import ApiError
 
     k = check_top_k(args)
     service = cli_service(Index.load(args.index))
@@ -116,6 +116,7 @@ def print_channels(envelope: dict) -> None:
 
 def run_feedback(args: argparse.Namespace) -> int:
     from ..serve.engine import Service
+    from ..serve.validate import ApiError
 
     service = Service(Index.load(args.index), interface="cli")
     try:

@@ -14,16 +14,26 @@ With no positive text score there is no seed: the text scores come back unchange
 
 from __future__ import annotations
 
+from functools import cache
+from typing import TYPE_CHECKING, Callable
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; a plain BM25 search never needs it
+    import scipy.sparse as sp
 
 from ..errors import InputError, NonFiniteScoreError
 from . import ppr_kernel
 
-try:  # the kernel behind `csr_matrix @ vector`, used in place to skip 20 allocations per query
-    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
-except ImportError:  # pragma: no cover
-    _csr_matvec = None
+
+@cache
+def _csr_matvec() -> Callable | None:
+    """The kernel behind `csr_matrix @ vector`, used in place to skip 20 allocations per query."""
+    try:
+        from scipy.sparse._sparsetools import csr_matvec
+    except ImportError:  # pragma: no cover
+        return None
+    return csr_matvec
 
 
 class _Layout:
@@ -63,6 +73,7 @@ class PPRGraph:
     """
 
     def __init__(self, adjacency: sp.spmatrix) -> None:
+        import scipy.sparse as sp
         a = sp.csr_matrix(adjacency, dtype=np.float64)
         if a.shape[0] != a.shape[1]:
             raise InputError(f"ppr: adjacency must be square, got {a.shape}")
@@ -87,9 +98,10 @@ class PPRGraph:
     def matvec(self, p: np.ndarray, out: np.ndarray) -> np.ndarray:
         """out = P^T p, written in place (no allocation per iteration)."""
         m = self.transition_t
-        if _csr_matvec is not None:
+        kernel = _csr_matvec()
+        if kernel is not None:
             out.fill(0.0)
-            _csr_matvec(self.n, self.n, m.indptr, m.indices, m.data, p, out)
+            kernel(self.n, self.n, m.indptr, m.indices, m.data, p, out)
         else:  # pragma: no cover - scipy without the private kernel
             out[:] = m @ p
         return out
@@ -181,14 +193,17 @@ def _walk(lay: _Layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, ite
             p = ppr_kernel.walk(lay, seeds, s_vals, alpha, beta, 1, p)
             masses.append(float(p[lay.iperm].sum()))
         return p
+    import scipy.sparse as sp
+
     n, di = len(p), lay.dangling
-    m = None if _csr_matvec is not None else sp.csr_matrix((lay.data, lay.indices, lay.indptr), shape=(n, n))
+    kernel = _csr_matvec()
+    m = None if kernel is not None else sp.csr_matrix((lay.data, lay.indices, lay.indptr), shape=(n, n))
     buf = np.empty(n)
     for _ in range(iterations):
         dangling_mass = float(p[di].sum()) if len(di) else 0.0
         if m is None:  # q = P^T p, in place
             buf.fill(0.0)
-            _csr_matvec(n, n, lay.indptr, lay.indices, lay.data, p, buf)
+            kernel(n, n, lay.indptr, lay.indices, lay.data, p, buf)
         else:  # pragma: no cover - scipy without the private kernel
             buf[:] = m @ p
         buf *= beta

@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; a plain BM25 search never needs it
+    import scipy.sparse as sp
 
 from ..corpus.model import Corpus
 from ..errors import IndexFormatError, InputError
@@ -184,6 +186,7 @@ class Graph:
 
     def directed(self, weighted: bool = True) -> sp.csr_matrix:
         """The stored direction as an n x n CSR matrix (parallel edges summed; 1.0 per pair if not weighted)."""
+        import scipy.sparse as sp
         data = self.weights if weighted else np.ones(self.n_edges)
         m = sp.csr_matrix((np.array(data, dtype=np.float64), self.indices.copy(), self.indptr.copy()),
                           shape=(self._n, self._n))
@@ -194,6 +197,7 @@ class Graph:
 
     def undirected(self) -> sp.csr_matrix:
         """Deduplicated symmetric projection: unordered pairs u != v, weight 1 (cached)."""
+        import scipy.sparse as sp
         if self._undirected is None:
             s, t = self.sources, self.indices
             keep = s != t

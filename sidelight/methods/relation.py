@@ -41,7 +41,6 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import InputError
 from ..graph.relation import RelationHit, activate, edge_shares
@@ -52,6 +51,8 @@ from .params import Param
 from .registry import check_params, register
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
+
     from ..index import Index
 
 RANKS = ("query-aware", "activation")
@@ -236,6 +237,8 @@ def _scaled(x: np.ndarray, minmax: bool = False) -> np.ndarray:
 def _context_terms(index: "Index") -> sp.csr_matrix:
     """Edges x terms (binary): the lexical terms of each edge's context sentence."""
     def build() -> sp.csr_matrix:
+        import scipy.sparse as sp  # slow to import; a plain BM25 search never needs it
+
         lex, rows, cols = index.lexical, [], []
         for e, edge in enumerate(index.corpus.edges):
             if edge.context:

@@ -53,10 +53,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 from ..errors import InputError
 from ..progress import progress_bar
@@ -115,6 +117,7 @@ class Profile:
 
 
 def profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matrix) -> Profile:
+    import scipy.sparse as sp
     codes = sp.csr_matrix(codes)
     n_chunks, m = codes.shape
     P = sp.csr_matrix((np.ones(n_chunks, np.float32), (chunk_record, np.arange(n_chunks))),

@@ -10,9 +10,12 @@ tokens joined by `` · ``. Top records: by summed activation of f over their chu
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 from ..text import stopwords
 
@@ -20,6 +23,7 @@ _TOK = re.compile(r"[a-z][a-z0-9\-]{2,}")
 
 
 def chunk_terms(texts: list[str]) -> tuple[sp.csr_matrix, list[str]]:
+    import scipy.sparse as sp
     stop = stopwords("nltk-en-v1")
     vocab: dict[str, int] = {}
     rows, cols = [], []
@@ -39,6 +43,7 @@ def chunk_terms(texts: list[str]) -> tuple[sp.csr_matrix, list[str]]:
 def label_markers(codes: sp.csr_matrix, texts: list[str], chunk_record: np.ndarray, n_records: int,
                   top_chunks: int = 16, n_tokens: int = 4, n_records_top: int = 5) -> list[dict]:
     """One dict per marker: label, tokens, top_records (positions), active chunks."""
+    import scipy.sparse as sp
     X, terms = chunk_terms(texts)
     n = X.shape[0]
     df = np.asarray(X.sum(axis=0)).ravel()

@@ -23,8 +23,12 @@ draws, and fresh draws measure the placebo share the verdict uses.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 from .certify import Profile, profile
 
@@ -33,6 +37,7 @@ def placebo_profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
                     rng: np.random.Generator) -> Profile:
     """The profile of one placebo corpus (see the module docstring); `neighbours` is the
     (n_records, m) kinship table (-1 where a record has none: it keeps its own chunks)."""
+    import scipy.sparse as sp
     chunk_record = np.asarray(chunk_record, np.int64)
     order = np.argsort(chunk_record, kind="stable")
     n = np.bincount(chunk_record, minlength=n_records)

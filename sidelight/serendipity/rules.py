@@ -4,10 +4,12 @@ corpus without links, kinship neighbours; and the per-record cap."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 _WORD = re.compile(r"\w+")
 
@@ -38,6 +40,7 @@ def word_tokens(text: str) -> list[str]:
 
 def graph_distances(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray, max_hops: int) -> np.ndarray:
     """Hop distance a -> b on the undirected graph; -1 beyond max_hops or unreachable."""
+    import scipy.sparse as sp
     out = np.full(len(a), -1, np.int64)
     if adj is None or len(a) == 0:
         return out
@@ -68,6 +71,7 @@ def graph_distances(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray, max
 
 
 def shared_neighbours(adj: sp.csr_matrix | None, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    import scipy.sparse as sp
     if adj is None or len(a) == 0:
         return np.zeros(len(a), np.int64)
     adj = sp.csr_matrix(adj)

@@ -24,9 +24,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 from ..errors import InputError
 from ..progress import progress_bar
@@ -82,6 +85,7 @@ class SAE:
 
     def encode(self, x: np.ndarray, k: int | None = None, batch: int = 2048) -> sp.csr_matrix:
         """Sparse codes (n, width), float32, zero activations dropped."""
+        import scipy.sparse as sp
         x = np.asarray(x, np.float32)
         rows, cols, data = [], [], []
         for s in range(0, len(x), batch):
@@ -149,6 +153,7 @@ def train_sae(x: np.ndarray, config: SAEConfig = SAEConfig(), progress: bool = F
 
 
 def _train(x: np.ndarray, config: SAEConfig, progress: bool) -> SAE:
+    import scipy.sparse as sp
     t0 = time.perf_counter()
     x = np.ascontiguousarray(x, dtype=np.float32)
     n, d = x.shape

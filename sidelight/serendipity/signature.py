@@ -3,14 +3,19 @@ with a leave-one-out check (the marker's strongest chunk on one side left out; b
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 from .certify import pair_stats, profile, tail_evidence
 
 
 def signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config):
     """(signature, loo) as (pairs, resolutions) int8 arrays, and the resolution labels."""
+    import scipy.sparse as sp
     resolutions = resolutions or {0: codes}
     ks = sorted(resolutions, reverse=True)
     sig = np.zeros((len(a), len(ks)), np.int8)

@@ -21,9 +21,12 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import; only the stages that use it pay for it
+    import scipy.sparse as sp
 
 from ..config import cache_dir
 from ..errors import InputError
@@ -89,6 +92,7 @@ class Serendipity:
     """Chunks, SAE, codes, labels and certificate of one index (load or build)."""
 
     def __init__(self, index, config: SerendipityConfig = SerendipityConfig()):
+        import scipy.sparse as sp
         if index.path is None:
             raise InputError("serendipity data lives inside a saved index folder; save the index first")
         self.index, self.config = index, config
@@ -115,6 +119,7 @@ class Serendipity:
 
     def record_vectors(self) -> tuple[np.ndarray, str]:
         """Kinship vectors: the index's dense vectors, else the normalised mean of each record's chunks."""
+        import scipy.sparse as sp
         if self.index.dense is not None:
             return np.asarray(self.index.dense.vectors, np.float32), "index dense vectors"
         ch = self.chunks
@@ -160,6 +165,7 @@ class Serendipity:
         return True
 
     def ensure_sae(self, progress: bool = False, rebuild: bool = False) -> SAE:
+        import scipy.sparse as sp
         folder = self.root / "sae"
         up = self.meta["chunks"]["id"]
         want = {"chunks": up, "config": asdict(self.config.sae)}
@@ -184,6 +190,7 @@ class Serendipity:
         return self.sae
 
     def _load_sae(self, folder: Path, meta: dict) -> None:
+        import scipy.sparse as sp
         self.sae = SAE.load(folder, meta.get("stats"))
         self.codes = sp.load_npz(folder / "codes.npz").tocsr()
         self.labels = json.loads((folder / "labels.json").read_text())

@@ -25,10 +25,12 @@ memory map, whose dirty pages would count against the process), and read back wi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import TYPE_CHECKING, BinaryIO, Iterable
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import: opening an index and a BM25 query never need it
+    import scipy.sparse as sp
 
 from ..text import Tokenizer, TokenizerConfig
 from .lexical import BM25Params, RawTerms, _count, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
@@ -169,6 +171,7 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
         q = norm[rows]
         weigh(np.fromfile(files["tf"], dtype=np.int32).astype(np.float64), q, idf[terms], params)
         # a stable counting sort by term: rows stay ascending within each term
+        import scipy.sparse as sp
         csc = sp.csc_matrix((q, (rows, terms - lo)), shape=(n_docs, hi - lo))
         del rows, terms, q
         for path in files.values():

@@ -10,9 +10,12 @@ import itertools
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import: opening an index and a BM25 query never need it
+    import scipy.sparse as sp
 
 from ..errors import IndexFormatError, InputError
 from ..store.column import StringColumn, sorted_position, write_column
@@ -53,6 +56,21 @@ class BM25Params:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A CSC matrix as its three arrays (column t: the rows and weights of term t's postings), all
+    the query kernels read: an opened index memory-maps them without importing scipy."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1])
 
 
 @dataclass(frozen=True)
@@ -198,6 +216,7 @@ class LexicalIndex:
         """Raw term counts (CSR, float64), the stored truth; an opened index converts them on first use."""
         if self._tf is None:
             data, indices, indptr = self._tf_files
+            import scipy.sparse as sp
             self._tf = sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(self.n_docs, self.n_terms))
         return self._tf
 
@@ -246,8 +265,7 @@ class LexicalIndex:
             self.scope = Collection(int(c["records"]), float(c["total_length"]), self.df) if c else None
             self.n_scored = self.scope.n_docs if c else n_docs
             self.avgdl = self.scope.avgdl if c else float(self.doc_len.mean()) if n_docs else 0.0
-            self.bm25 = sp.csc_matrix((a["bm25_data"], a["bm25_indices"], a["bm25_indptr"]),
-                                      shape=(n_docs, n_terms), copy=False)
+            self.bm25 = Columns(a["bm25_indptr"], a["bm25_indices"], a["bm25_data"], (n_docs, n_terms))
             if (len(self.doc_len) != n_docs or len(self.df) != n_terms or len(a["tf_indptr"]) != n_docs + 1
                     or len(self._sorted_vocab[0]) != n_terms or meta.get("terms", n_terms) != n_terms):
                 raise ValueError(f"arrays do not fit {n_docs} records and {n_terms} terms")
@@ -264,6 +282,7 @@ class LexicalIndex:
         old = self.tf.copy()
         old.resize((old.shape[0], len(vocab)))
         self._vocab, self._term_id, self._sorted_vocab = list(vocab), vocab, None
+        import scipy.sparse as sp
         self._tf = sp.vstack([old, new.astype(np.float64)], format="csr")
         self._derive()
 
@@ -294,7 +313,7 @@ class LexicalIndex:
         """The BM25 variant's idf of term ids `terms` (all terms when None)."""
         return bm25_idf(self.df if terms is None else self.df[terms], self.n_scored, self.params.variant)
 
-    def _bm25_weights(self) -> sp.csc_matrix:
+    def _bm25_weights(self) -> Columns:
         p = self.params
         tf = self.tf  # CSR: weights are computed in row order, then transposed (rows stay sorted)
         idf = self.idf()
@@ -302,13 +321,14 @@ class LexicalIndex:
         part = np.repeat(norm, np.diff(tf.indptr))
         for lo in range(0, len(part), _BLOCK):  # in bounded blocks
             weigh(tf.data[lo:lo + _BLOCK], part[lo:lo + _BLOCK], idf[tf.indices[lo:lo + _BLOCK]], p)
+        import scipy.sparse as sp
         w = sp.csr_matrix((part, tf.indices, tf.indptr), shape=tf.shape).tocsc()
         del part
         w.sort_indices()
         self._prepare_pruning(w)
-        return w
+        return Columns(w.indptr, w.indices, w.data, w.shape)
 
-    def _prepare_pruning(self, w: sp.csc_matrix) -> None:
+    def _prepare_pruning(self, w: Columns | sp.csc_matrix) -> None:
         """Per-term upper bounds (max weight) and dense copies of the most common terms' columns,
         for exact top-k with MaxScore-style pruning on large corpora."""
         df = np.diff(w.indptr)
@@ -335,6 +355,7 @@ class LexicalIndex:
         tf = self.tf.tocoo()
         data, norms = _tfidf_parts(tf, self.df, self.n_scored)
         data = data / np.where(norms > 0, norms, 1.0)[tf.row]
+        import scipy.sparse as sp
         w = sp.csc_matrix((data, (tf.row, tf.col)), shape=tf.shape)
         w.sort_indices()
         return w
@@ -480,7 +501,7 @@ class LexicalIndex:
         return out
 
 
-def _accumulate(weights: sp.csc_matrix, terms: np.ndarray, n: int,
+def _accumulate(weights: Columns | sp.csc_matrix, terms: np.ndarray, n: int,
                 factors: np.ndarray | None = None) -> np.ndarray:
     """Sum the weight columns of `terms` (times `factors`); a column's row indices are unique.
 
@@ -529,6 +550,8 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     compiled pass (`kernels.count`): the same raw ids, so the same vocabulary and counts. Calls
     that share `vocab` (blocks of one build) share `seen` too.
     """
+    import scipy.sparse as sp
+
     seen = RawTerms() if seen is None else seen
     compiled, raw, term_of_raw = seen.compiled, seen.raw, seen.term_of_raw
     chain = itertools.chain.from_iterable

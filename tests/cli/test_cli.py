@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -34,6 +36,19 @@ def test_index_search_add_delete(tmp_path, jsonl_source, capsys):
     capsys.readouterr()
     assert main(["search", str(out), "query", "--json"]) == 0
     assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["n4"]
+
+
+def test_a_one_off_bm25_search_never_imports_scipy(tmp_path, jsonl_source, capsys):
+    """scipy costs ~0.2 s to import, which a cold `sidelight search` should not pay for (issue 15)."""
+    out = tmp_path / "idx"
+    assert main(["index", str(jsonl_source), "-o", str(out), "-q"]) == 0
+    code = ("import json, sys\nfrom sidelight.cli import main\n"
+            f"assert main(['search', {str(out)!r}, 'bm25 query', '--json']) == 0\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    envelope, loaded = proc.stdout.strip().rsplit("\n", 1)
+    assert [h["id"] for h in json.loads(envelope)["hits"]] == ["n2"]
+    assert json.loads(loaded) == []
 
 
 def test_bad_input_exits_non_zero_with_a_message(tmp_path, jsonl_source, capsys):
