@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, BinaryIO, Iterable
 
 import numpy as np
 
-if TYPE_CHECKING:  # scipy costs ~0.2 s to import: opening an index and a BM25 query never need it
+if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
     import scipy.sparse as sp
 
 from ..text import Tokenizer, TokenizerConfig
