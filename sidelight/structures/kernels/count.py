@@ -90,32 +90,36 @@ def _count_rows(ids, lengths):
     """Per record (`lengths[d]` consecutive term ids, -1 for a dropped token): its distinct terms in
     ascending order and how often each occurs. Returns (terms per record, terms, counts).
 
-    Each record's ids are sorted in place in a scratch row (small, so it stays in cache) and
-    run-length counted."""
+    One pass per record tallies each term in the slot `slot[t]` it got on first sight (-1: not
+    yet seen in this record); then only the record's distinct terms are sorted, and reading their
+    tallies resets their slots for the next record."""
     n_docs = len(lengths)
     row_counts = np.zeros(n_docs, dtype=np.int64)
     out_terms = np.empty(len(ids), dtype=np.int32)
     out_counts = np.empty(len(ids), dtype=np.int32)
-    row = np.empty(max(lengths.max(), 1) if n_docs else 1, dtype=np.int32)
+    slot = np.full(max(ids.max() + 1, 1) if len(ids) else 1, -1, dtype=np.int32)
+    tally = np.empty(max(lengths.max(), 1) if n_docs else 1, dtype=np.int32)
     o = 0
     p = 0
     for d in range(n_docs):
-        size = lengths[d]
-        row[:size] = ids[p:p + size]
-        row[:size].sort()
-        p += size
         start = o
-        prev = -1
-        for i in range(size):
-            t = row[i]
+        for i in range(p, p + lengths[d]):
+            t = ids[i]
             if t < 0:
                 continue
-            if t != prev:
+            s = slot[t]
+            if s < 0:
+                slot[t] = o - start
+                tally[o - start] = 1
                 out_terms[o] = t
-                out_counts[o] = 1
                 o += 1
-                prev = t
             else:
-                out_counts[o - 1] += 1
+                tally[s] += 1
+        p += lengths[d]
+        out_terms[start:o].sort()
+        for j in range(start, o):
+            t = out_terms[j]
+            out_counts[j] = tally[slot[t]]
+            slot[t] = -1
         row_counts[d] = o - start
     return row_counts, out_terms[:o], out_counts[:o]
