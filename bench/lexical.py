@@ -21,8 +21,8 @@ weights, graph, manifest with hashes), then opens it (`Index.load`, memory-mappe
 child and answers from the mapped files: `build_s` and `build_mb` (peak memory when the build
 is done) are the write's; `open_ms` and `first_ms` the open and the first query after it;
 `disk_mb` the folder's size; `kernels_s` the loading of its compiled (numba) kernels before the
-build, timed apart as tantivy's import is (the first build of a process pays it once); `qps_threads` (every system) is the same
-queries from 2 Python threads; on scifact-x200,
+build, timed apart as tantivy's import is (the first build of a process pays it once);
+`qps_threads` (every system) is the same queries from 2 Python threads; on scifact-x200,
 `exact` counts queries whose pruned top-10 equals exhaustive scoring (`bm25_scores` + `top_k`).
 The peers build in RAM (tantivy: `Index(schema)` without a path) and keep no records.
 
