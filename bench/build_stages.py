@@ -7,7 +7,7 @@ fresh index folder; the stages are timed by wrapping the functions `Index.write`
 
     records     `write_records`: records.jsonl, its offsets, the id and title columns, content hash
     lexical     `build_lexical_folder`: postings in blocks, BM25 weights (includes the next two)
-    tokenize    the compiled raw-token pass (`kernels.RawTokens.__call__`), all chunks
+    tokenize    the raw-token pass (`kernels.RawTokens.__call__`: encoding, compiled split), all chunks
     count       `kernels.count_rows`: each record's distinct terms and their counts, all chunks
     manifest    `store.write_manifest`: every file's sha256
     total       `Index.write` (also edges, graph, and opening the result)

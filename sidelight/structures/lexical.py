@@ -560,8 +560,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
         chunk = texts[start:start + _CHUNK]
         n_raw = len(term_of_raw)
         if compiled is not None:
-            ids, lengths = compiled(b"\n".join([t.lower().encode().translate(_ALNUM_BYTES) for t in chunk]) + b"\n",
-                                    len(chunk))
+            ids, lengths = compiled(chunk)
             new_raw = [compiled.key(k) for k in range(n_raw, compiled.n_keys)]
         else:
             tokens = [t.lower().encode().translate(_ALNUM_BYTES).split() for t in chunk]

@@ -297,6 +297,8 @@ def test_compiled_counting_equals_the_reference_on_any_text(texts):
 @needs_numba
 def test_the_token_table_grows_past_its_first_size():
     texts = [" ".join(f"w{i}x{j}" for j in range(400)) for i in range(300)]  # 120,000 distinct tokens
+    texts += [" ".join(f"Long{i}Token{j}" for j in range(100)) for i in range(300)]  # 30,000 past 8 bytes
+    texts += ["a", "b", "c", "", "d"]  # one-byte records: a token per byte
     assert kernels.enabled()
     config = lexical.TokenizerConfig()
     assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))

@@ -166,7 +166,7 @@ def _warmup() -> None:
     _K.top_dense(data[:2], id_rank, 1, touched, vals)
     _K.pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
                   np.zeros(2, dtype=np.int64), touched, vals, id_rank, 1, 1e-9)
-    ids, lengths = RawTokens()(b"ab cd ab\nab\n", 2)
+    ids, lengths = RawTokens()(["ab cd AB", "ab"])
     count_rows(ids.astype(np.int32), lengths)
 
 
@@ -176,38 +176,39 @@ def count_rows(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 class RawTokens:
-    """Raw token ids, in order of first appearance, for chunks of prepared text (see `count`);
-    one instance spans the chunks of one count, so ids stay the same across them."""
+    """Raw token ids, in order of first appearance, for chunks of texts (see `count`); one
+    instance spans the chunks of one count, so ids stay the same across them."""
 
     def __init__(self) -> None:
-        self.table = np.full(1 << 16, -1, dtype=np.int64)
-        self.key_hash = np.zeros(1 << 14, dtype=np.uint64)
+        self.table = np.zeros((1 << 16, 2), dtype=np.uint64)
         self.key_off = np.zeros(1 << 14, dtype=np.int64)
         self.key_len = np.zeros(1 << 14, dtype=np.int64)
         self.key_bytes = np.zeros(1 << 20, dtype=np.uint8)
         self.n_keys = self.key_used = 0
 
-    def __call__(self, prepared: bytes, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
-        """(raw token ids of the chunk in order, tokens per record) for `prepared`: each record's
-        text lowercased, encoded, every byte outside [a-z0-9] a space, and followed by a newline."""
-        buf = np.frombuffer(prepared, dtype=np.uint8)
-        ids = np.empty(len(buf) // 2 + 1, dtype=np.int32)
-        doc_len = np.zeros(n_docs, dtype=np.int64)
-        pos = n_ids = doc = 0
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(raw token ids of the texts in order, tokens per text)."""
+        # str.lower may turn a non-ASCII character into ASCII letters (U+212A KELVIN SIGN -> "k"),
+        # so only ASCII texts (a flag CPython keeps) leave lowercasing to the kernel
+        parts = [t.encode() if t.isascii() else t.lower().encode() for t in texts]
+        ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+        buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        ids = np.empty(len(buf) // 2 + len(texts) + 1, dtype=np.int32)  # a token per 2 bytes, plus one per text
+        doc_len = np.zeros(len(texts), dtype=np.int64)
+        pos = doc = n_ids = 0
         while True:
-            pos, n_ids, self.n_keys, self.key_used, doc = _K.tokenize(
-                buf, pos, self.table, self.key_hash, self.key_off, self.key_len, self.n_keys, self.key_bytes,
-                self.key_used, ids, n_ids, doc_len, doc)
-            if pos >= len(buf):
+            pos, doc, n_ids, self.n_keys, self.key_used = _K.tokenize(
+                buf, ends, pos, doc, count.BYTE_CLASS, self.table, self.key_off, self.key_len, self.n_keys,
+                self.key_bytes, self.key_used, ids, n_ids, doc_len)
+            if doc == len(texts):
                 return ids[:n_ids], doc_len
             self._grow()
 
     def _grow(self) -> None:
         if 2 * (self.n_keys + 1) > len(self.table):
-            self.table = _K.rehash(self.key_hash, self.n_keys, 2 * len(self.table))
+            self.table = _K.rehash(self.table, 2 * len(self.table))
         elif self.n_keys + 1 > len(self.key_off):
-            self.key_hash, self.key_off, self.key_len = (np.concatenate([a, np.zeros_like(a)])
-                                                         for a in (self.key_hash, self.key_off, self.key_len))
+            self.key_off, self.key_len = (np.concatenate([a, np.zeros_like(a)]) for a in (self.key_off, self.key_len))
         else:
             self.key_bytes = np.concatenate([self.key_bytes, np.zeros_like(self.key_bytes)])
 

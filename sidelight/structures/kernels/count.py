@@ -1,14 +1,18 @@
-"""The build's hot loop compiled: split a chunk of prepared text into raw tokens and give each
-distinct raw token an id, in order of first appearance (what `lexical._count` does with
-`bytes.split`, `dict.fromkeys` and a dict lookup per token).
+"""The build's hot loop compiled: split a chunk of text into raw tokens and give each distinct
+raw token an id, in order of first appearance (what `lexical._count` does with `bytes.split`,
+`dict.fromkeys` and a dict lookup per token).
 
-The input is the chunk's texts lowercased, UTF-8 encoded and translated so that every byte
-outside [a-z0-9] is a space, each followed by a newline: a token is a maximal run of bytes that
-are neither space nor newline, and a newline ends a record. Distinct tokens live in an
-open-addressing hash table (FNV-1a, linear probing) whose keys are copied into one byte array.
-`_tokenize` returns early when the table is half full or a key array is full; the caller grows
-them (`_rehash`) and calls again from where it stopped. `_count_rows` then turns a chunk's term
-ids into rows of ascending distinct terms with their counts (what scipy's `sum_duplicates` gives).
+The input is the chunk's texts UTF-8 encoded and joined, with the byte offset where each record
+ends. `BYTE_CLASS` maps every byte to itself for [a-z0-9], A-Z to lowercase and all else to 0: a
+token is a maximal run of nonzero classes within a record, spelled in its classes. A text that is
+not ASCII comes lowercased by Python first (`str.lower` may turn a non-ASCII character into an
+ASCII letter; its other non-ASCII bytes are class 0), so it tokenizes as the reference does. Distinct tokens live in
+an open-addressing table (linear probing) of two words per slot: the key (a token of at most 8
+bytes is its own key, packed into a word, so it matches without reading its bytes; a longer one
+is a hash, then compared byte by byte) and (id + 1) << 32 | length. `_tokenize` returns early
+when the table is half full or a key array is full; the caller grows them (`_rehash`) and calls
+again from where it stopped. `_count_rows` then turns a chunk's term ids into rows of ascending
+distinct terms with their counts (what scipy's `sum_duplicates` gives).
 
 Plain Python here; `sidelight.structures.kernels._compile` jits every name in `KERNELS`.
 """
@@ -17,73 +21,93 @@ from __future__ import annotations
 
 import numpy as np
 
-KERNELS = ("_tokenize", "_rehash", "_count_rows")
+KERNELS = ("_slot_of", "_tokenize", "_rehash", "_count_rows")
 
-_SPACE, _NEWLINE = 32, 10
-_FNV_OFFSET, _FNV_PRIME = np.uint64(14695981039346656037), np.uint64(1099511628211)
+BYTE_CLASS = np.array([c if 97 <= c <= 122 or 48 <= c <= 57 else c + 32 if 65 <= c <= 90 else 0
+                       for c in range(256)], dtype=np.uint8)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Fibonacci hashing)
+_LOW = np.uint64(0xFFFFFFFF)
 
 
-def _tokenize(buf, pos, table, key_hash, key_off, key_len, n_keys, key_bytes, key_used, ids, n_ids, doc_len, doc):
-    """Scan `buf` from `pos`; returns (pos, n_ids, n_keys, key_used, doc) where it stopped (len(buf) when done)."""
-    n = len(buf)
-    mask = len(table) - 1
-    while pos < n:
-        c = buf[pos]
-        if c == _NEWLINE:
-            doc += 1
-            pos += 1
-            continue
-        if c == _SPACE:
-            pos += 1
-            continue
-        end = pos
-        h = _FNV_OFFSET
-        while end < n and buf[end] != _SPACE and buf[end] != _NEWLINE:
-            h = (h ^ np.uint64(buf[end])) * _FNV_PRIME
-            end += 1
-        size = end - pos
-        if 2 * (n_keys + 1) > len(table) or n_keys + 1 > len(key_off) or key_used + size > len(key_bytes):
-            return pos, n_ids, n_keys, key_used, doc  # the caller grows the table or the key arrays
-        slot = h & np.uint64(mask)
-        while True:
-            k = table[slot]
-            if k < 0:  # a new raw token: insert it
-                k = n_keys
-                table[slot] = k
-                key_hash[k] = h
-                key_off[k] = key_used
-                key_len[k] = size
-                key_bytes[key_used:key_used + size] = buf[pos:end]
-                key_used += size
-                n_keys += 1
-                break
-            if key_hash[k] == h and key_len[k] == size:
-                o = key_off[k]
-                same = True
-                for i in range(size):
-                    if key_bytes[o + i] != buf[pos + i]:
-                        same = False
-                        break
-                if same:
+def _slot_of(key, mask):
+    """The first slot a key probes."""
+    x = key * _MIX
+    return (x ^ (x >> np.uint64(29))) & mask
+
+
+def _tokenize(buf, ends, pos, doc, cls, table, key_off, key_len, n_keys, key_bytes, key_used, ids, n_ids, doc_len):
+    """Scan `buf` from `pos` (in record `doc`); returns (pos, doc, n_ids, n_keys, key_used) where it
+    stopped (doc == len(ends) when done)."""
+    mask = np.uint64(table.shape[0] - 1)
+    while doc < len(ends):
+        stop = ends[doc]
+        while pos < stop:
+            if cls[buf[pos]] == 0:
+                pos += 1
+                continue
+            end = pos
+            h = np.uint64(0)
+            w = np.uint64(0)
+            while end < stop:
+                c = cls[buf[end]]
+                if c == 0:
                     break
-            slot = (slot + np.uint64(1)) & np.uint64(mask)
-        ids[n_ids] = k
-        n_ids += 1
-        doc_len[doc] += 1
-        pos = end
-    return pos, n_ids, n_keys, key_used, doc
+                if end > pos and (end - pos) & 7 == 0:  # a 9th, 17th, ... byte: fold the word in
+                    h = (h ^ w) * _MIX
+                    w = np.uint64(0)
+                w = (w << np.uint64(8)) | np.uint64(c)
+                end += 1
+            size = end - pos
+            key = w if size <= 8 else (h ^ w ^ np.uint64(size)) * _MIX
+            if 2 * (n_keys + 1) > table.shape[0] or n_keys + 1 > len(key_off) or key_used + size > len(key_bytes):
+                return pos, doc, n_ids, n_keys, key_used  # the caller grows the table or the key arrays
+            slot = _slot_of(key, mask)
+            while True:
+                meta = table[slot, 1]
+                if meta == 0:  # a new raw token: insert it
+                    k = n_keys
+                    table[slot, 0] = key
+                    table[slot, 1] = (np.uint64(k + 1) << np.uint64(32)) | np.uint64(size)
+                    key_off[k] = key_used
+                    key_len[k] = size
+                    for i in range(size):
+                        key_bytes[key_used + i] = cls[buf[pos + i]]
+                    key_used += size
+                    n_keys += 1
+                    break
+                if table[slot, 0] == key and (meta & _LOW) == np.uint64(size):
+                    k = np.int64(meta >> np.uint64(32)) - 1
+                    if size <= 8:
+                        break
+                    o = key_off[k]
+                    same = True
+                    for i in range(size):
+                        if key_bytes[o + i] != cls[buf[pos + i]]:
+                            same = False
+                            break
+                    if same:
+                        break
+                slot = (slot + np.uint64(1)) & mask
+            ids[n_ids] = k
+            n_ids += 1
+            doc_len[doc] += 1
+            pos = end
+        doc += 1
+    return pos, doc, n_ids, n_keys, key_used
 
 
-def _rehash(key_hash, n_keys, size):
-    """A table of `size` slots (a power of two) holding keys 0..n_keys-1."""
-    table = np.full(size, -1, dtype=np.int64)
+def _rehash(table, size):
+    """A table of `size` slots (a power of two) holding the keys of `table`."""
+    out = np.zeros((size, 2), dtype=np.uint64)
     mask = np.uint64(size - 1)
-    for k in range(n_keys):
-        slot = key_hash[k] & mask
-        while table[slot] >= 0:
-            slot = (slot + np.uint64(1)) & mask
-        table[slot] = k
-    return table
+    for s in range(table.shape[0]):
+        if table[s, 1] != 0:
+            slot = _slot_of(table[s, 0], mask)
+            while out[slot, 1] != 0:
+                slot = (slot + np.uint64(1)) & mask
+            out[slot, 0] = table[s, 0]
+            out[slot, 1] = table[s, 1]
+    return out
 
 
 def _count_rows(ids, lengths):
