@@ -181,8 +181,7 @@ class RawTokens:
 
     def __init__(self) -> None:
         self.table = np.zeros((1 << 16, 2), dtype=np.uint64)
-        self.key_off = np.zeros(1 << 14, dtype=np.int64)
-        self.key_len = np.zeros(1 << 14, dtype=np.int64)
+        self.key_off = np.zeros(1 << 14, dtype=np.int64)  # token k's bytes: key_bytes[key_off[k]:key_off[k + 1]]
         self.key_bytes = np.zeros(1 << 20, dtype=np.uint8)
         self.n_keys = self.key_used = 0
 
@@ -198,7 +197,7 @@ class RawTokens:
         pos = doc = n_ids = 0
         while True:
             pos, doc, n_ids, self.n_keys, self.key_used = _K.tokenize(
-                buf, ends, pos, doc, count.BYTE_CLASS, self.table, self.key_off, self.key_len, self.n_keys,
+                buf, ends, pos, doc, count.BYTE_CLASS, self.table, self.key_off, self.n_keys,
                 self.key_bytes, self.key_used, ids, n_ids, doc_len)
             if doc == len(texts):
                 return ids[:n_ids], doc_len
@@ -207,15 +206,14 @@ class RawTokens:
     def _grow(self) -> None:
         if 2 * (self.n_keys + 1) > len(self.table):
             self.table = _K.rehash(self.table, 2 * len(self.table))
-        elif self.n_keys + 1 > len(self.key_off):
-            self.key_off, self.key_len = (np.concatenate([a, np.zeros_like(a)]) for a in (self.key_off, self.key_len))
+        elif self.n_keys + 2 > len(self.key_off):
+            self.key_off = np.concatenate([self.key_off, np.zeros_like(self.key_off)])
         else:
             self.key_bytes = np.concatenate([self.key_bytes, np.zeros_like(self.key_bytes)])
 
     def key(self, k: int) -> bytes:
         """The bytes of raw token `k`."""
-        o = int(self.key_off[k])
-        return self.key_bytes[o:o + int(self.key_len[k])].tobytes()
+        return self.key_bytes[int(self.key_off[k]):int(self.key_off[k + 1])].tobytes()
 
 
 def _scratch(n: int):

@@ -6,10 +6,11 @@ The input is the chunk's texts UTF-8 encoded and joined, with the byte offset wh
 ends. `BYTE_CLASS` maps every byte to itself for [a-z0-9], A-Z to lowercase and all else to 0: a
 token is a maximal run of nonzero classes within a record, spelled in its classes. A text that is
 not ASCII comes lowercased by Python first (`str.lower` may turn a non-ASCII character into an
-ASCII letter; its other non-ASCII bytes are class 0), so it tokenizes as the reference does. Distinct tokens live in
-an open-addressing table (linear probing) of two words per slot: the key (a token of at most 8
-bytes is its own key, packed into a word, so it matches without reading its bytes; a longer one
-is a hash, then compared byte by byte) and (id + 1) << 32 | length. `_tokenize` returns early
+ASCII letter; its other non-ASCII bytes are class 0), so it tokenizes as the reference does.
+Distinct tokens live in an open-addressing table (linear probing) of two words per slot: the key
+(a token of at most 8 bytes is its own key, packed into a word, so it matches without reading
+its bytes; a longer one is a hash, then compared byte by byte) and (id + 1) << 32 | length; their
+bytes are appended to one array, token k at key_off[k]:key_off[k + 1]. `_tokenize` returns early
 when the table is half full or a key array is full; the caller grows them (`_rehash`) and calls
 again from where it stopped. `_count_rows` then turns a chunk's term ids into rows of ascending
 distinct terms with their counts (what scipy's `sum_duplicates` gives).
@@ -35,7 +36,7 @@ def _slot_of(key, mask):
     return (x ^ (x >> np.uint64(29))) & mask
 
 
-def _tokenize(buf, ends, pos, doc, cls, table, key_off, key_len, n_keys, key_bytes, key_used, ids, n_ids, doc_len):
+def _tokenize(buf, ends, pos, doc, cls, table, key_off, n_keys, key_bytes, key_used, ids, n_ids, doc_len):
     """Scan `buf` from `pos` (in record `doc`); returns (pos, doc, n_ids, n_keys, key_used) where it
     stopped (doc == len(ends) when done)."""
     mask = np.uint64(table.shape[0] - 1)
@@ -59,7 +60,7 @@ def _tokenize(buf, ends, pos, doc, cls, table, key_off, key_len, n_keys, key_byt
                 end += 1
             size = end - pos
             key = w if size <= 8 else (h ^ w ^ np.uint64(size)) * _MIX
-            if 2 * (n_keys + 1) > table.shape[0] or n_keys + 1 > len(key_off) or key_used + size > len(key_bytes):
+            if 2 * (n_keys + 1) > table.shape[0] or n_keys + 2 > len(key_off) or key_used + size > len(key_bytes):
                 return pos, doc, n_ids, n_keys, key_used  # the caller grows the table or the key arrays
             slot = _slot_of(key, mask)
             while True:
@@ -68,11 +69,10 @@ def _tokenize(buf, ends, pos, doc, cls, table, key_off, key_len, n_keys, key_byt
                     k = n_keys
                     table[slot, 0] = key
                     table[slot, 1] = (np.uint64(k + 1) << np.uint64(32)) | np.uint64(size)
-                    key_off[k] = key_used
-                    key_len[k] = size
                     for i in range(size):
                         key_bytes[key_used + i] = cls[buf[pos + i]]
                     key_used += size
+                    key_off[k + 1] = key_used
                     n_keys += 1
                     break
                 if table[slot, 0] == key and (meta & _LOW) == np.uint64(size):
