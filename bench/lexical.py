@@ -1,6 +1,7 @@
 """Lexical speed and memory: sidelight against bm25s (numpy and numba), rank_bm25 and tantivy.
 
     python bench/lexical.py [--json OUT] [--quick] [--rounds N] [--corpora scifact,scifact-x20,scifact-x200]
+                            [--systems sidelight,bm25s,bm25s-numba,rank_bm25,tantivy]
 
 Every (system, corpus) pair runs in its own fresh child process (`--child SYSTEM CORPUS`), one
 thread each (NUMBA/OMP/MKL/OPENBLAS/RAYON_NUM_THREADS=1), so peak memory (VmHWM) is that
@@ -22,6 +23,9 @@ child and answers from the mapped files: `build_s` and `build_mb` (peak memory w
 is done) are the write's; `open_ms` and `first_ms` the open and the first query after it;
 `disk_mb` the folder's size; `kernels_s` the loading of its compiled (numba) kernels before the
 build, timed apart as tantivy's import is (the first build of a process pays it once);
+`build_cpu_s` (every system) is the CPU time of the build, all threads of the child (sidelight
+writes its records in a second thread while the compiled kernels count, and hashes files in
+parallel; tantivy runs 1 indexing thread plus its own merge threads);
 `qps_threads` (every system) is the same queries from 2 Python threads; on scifact-x200,
 `exact` counts queries whose pruned top-10 equals exhaustive scoring (`bm25_scores` + `top_k`).
 The peers build in RAM (tantivy: `Index(schema)` without a path) and keep no records.
@@ -44,6 +48,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -149,7 +154,17 @@ def qps_threads(search, queries: list[str], threads: int = 2) -> float:
         return len(queries) / (now() - t0)
 
 
-# ---- systems: build(ids, texts) -> search(query) -> top-10 positions ----------------------------
+# ---- systems: build(ids, texts) -> ((wall, cpu) seconds, search(query) -> top-10 positions, extra, after) ---
+def started() -> tuple[float, float]:
+    """The wall clock and this process's CPU time (all threads) now."""
+    return now(), time.process_time()
+
+
+def spent(t0: tuple[float, float]) -> tuple[float, float]:
+    """Wall and CPU seconds since `started()` gave t0."""
+    return now() - t0[0], time.process_time() - t0[1]
+
+
 def build_sidelight(ids, texts):
     import tempfile
 
@@ -162,9 +177,9 @@ def build_sidelight(ids, texts):
     t0 = now()
     warm_kernels()  # numba loads its cached machine code: the analogue of importing tantivy, timed apart
     kernels = now() - t0
-    t0 = now()
+    t0 = started()
     Index.write(corpus, folder, progress=False)
-    built = now() - t0
+    built = spent(t0)
     extra = {"build_mb": peak_mb(), "disk_mb": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6,
              "kernels_s": kernels}
     del corpus
@@ -199,10 +214,10 @@ def _build_bm25s(backend):
     def build(ids, texts):
         import bm25s
 
-        t0 = now()
+        t0 = started()
         ret = bm25s.BM25(k1=1.2, b=0.75, method="lucene", backend=backend)
         ret.index([tokens(t) for t in texts], show_progress=False)
-        built = now() - t0
+        built = spent(t0)
 
         def search(q):
             docs, _ = ret.retrieve([query_tokens(q)], k=K, show_progress=False, n_threads=1)
@@ -222,9 +237,9 @@ def build_rank_bm25(ids, texts):
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    t0 = now()
+    t0 = started()
     bm = BM25Okapi([tokens(t) for t in texts], k1=1.2, b=0.75)
-    built = now() - t0
+    built = spent(t0)
 
     def search(q):
         s = bm.get_scores(query_tokens(q))
@@ -237,7 +252,7 @@ def build_rank_bm25(ids, texts):
 def build_tantivy(ids, texts):
     import tantivy
 
-    t0 = now()
+    t0 = started()
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("body", stored=False, tokenizer_name="default", index_option="freq")
     schema = sb.build()
@@ -249,7 +264,7 @@ def build_tantivy(ids, texts):
     writer.wait_merging_threads()
     index.reload()
     searcher = index.searcher()
-    built = now() - t0
+    built = spent(t0)
 
     def search(q):
         query = index.parse_query(" ".join(query_tokens(q)), ["body"])
@@ -277,7 +292,7 @@ def child(system: str, corpus: str) -> dict:
     cap = RANK_BM25_CAP.get(corpus) if system == "rank_bm25" else None
     gc.collect()
     try:
-        built, search, extra, after = BUILDERS[system](ids, texts)
+        (built, cpu), search, extra, after = BUILDERS[system](ids, texts)
     except MemoryError:
         return {"failed": f"ran out of its {AS_LIMIT >> 30} GB address space while building"}
     del ids, texts
@@ -291,7 +306,8 @@ def child(system: str, corpus: str) -> dict:
     secs = now() - t0
     if after is not None:
         after(queries)
-    return {"qps": len(timed) / secs, "build_s": built, "peak_mb": peak_mb(), "queries": len(timed), **extra}
+    return {"qps": len(timed) / secs, "build_s": built, "build_cpu_s": cpu, "peak_mb": peak_mb(), "queries": len(timed),
+            **extra}
 
 
 # ---- correctness: sidelight vs bm25s top-10 on SciFact --------------------------------------------
@@ -323,6 +339,7 @@ def main(argv=None) -> int:
     ap.add_argument("--x20-rounds", type=int, default=2, help="rounds on scifact-x20 and wordnet-all (default 2)")
     ap.add_argument("--x200-rounds", type=int, default=1, help="rounds on scifact-x200 (default 1)")
     ap.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated, of {', '.join(CORPORA)}")
+    ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of {', '.join(SYSTEMS)}")
     ap.add_argument("--child", nargs=2, metavar=("SYSTEM", "CORPUS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -333,6 +350,10 @@ def main(argv=None) -> int:
     unknown = sorted(set(corpora) - set(CORPORA))
     if unknown:
         ap.error(f"unknown corpus {unknown[0]!r}; choose from {', '.join(CORPORA)}")
+    chosen = [s for s in args.systems.split(",") if s]
+    unknown = sorted(set(chosen) - set(SYSTEMS))
+    if unknown:
+        ap.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
     n_rounds = {"scifact": args.rounds or (1 if args.quick else 3), "scifact-x20": args.x20_rounds,
                 "scifact-x200": args.x200_rounds, "wordnet-all": args.x20_rounds}
     rounds = {c: n_rounds[c] for c in CORPORA if c in corpora}
@@ -345,7 +366,7 @@ def main(argv=None) -> int:
     script = str(Path(__file__).resolve())
     t_start = now()
     for corpus, n in rounds.items():
-        systems = ON_X200 if corpus == "scifact-x200" else SYSTEMS
+        systems = [s for s in (ON_X200 if corpus == "scifact-x200" else SYSTEMS) if s in chosen]
         for r in range(n):
             order = systems[r % len(systems):] + systems[:r % len(systems)]
             for system in order:
@@ -361,7 +382,7 @@ def main(argv=None) -> int:
                 print(f"[{now() - t_start:6.1f}s] {corpus} round {r + 1}/{n} {system:12s} {shown}",
                       file=sys.stderr, flush=True)
 
-    keys = ("qps", "build_s", "kernels_s", "peak_mb", "build_mb", "qps_threads", "open_ms", "first_ms", "disk_mb",
+    keys = ("qps", "build_s", "build_cpu_s", "kernels_s", "peak_mb", "build_mb", "qps_threads", "open_ms", "first_ms", "disk_mb",
             "exact")
     summary = {}
     for s, per in results.items():
@@ -380,7 +401,7 @@ def main(argv=None) -> int:
             if m is None:
                 continue
             if "failed" in m:
-                rows.append([s, "failed: " + m["failed"][:60]] + [""] * 10)
+                rows.append([s, "failed: " + m["failed"][:60]] + [""] * 11)
                 continue
 
             def ratio(key, m=m):
@@ -388,11 +409,11 @@ def main(argv=None) -> int:
 
             opt = (lambda key, fmt, m=m: format(m[key], fmt) if key in m else "-")
             rows.append([s, f"{m['qps']:,.0f}", ratio("qps"), opt("qps_threads", ",.0f"), f"{m['build_s']:.2f}",
-                         ratio("build_s"), opt("build_mb", ",.0f"), ratio("build_mb"), f"{m['peak_mb']:,.0f}",
+                         ratio("build_s"), opt("build_cpu_s", ".2f"), opt("build_mb", ",.0f"), ratio("build_mb"), f"{m['peak_mb']:,.0f}",
                          opt("open_ms", ".1f"), opt("first_ms", ".1f"), opt("disk_mb", ",.0f")])
         print(f"\n{corpus} ({N_DOCS[corpus]} docs, 300 test queries, top-{K}, 1 thread; median of {rounds[corpus]} "
               f"round(s); ratios to {base_name})")
-        print_table(["system", "q/s", "vs", "q/s 2 thr", "build s", "vs", "build MB", "vs", "peak MB", "open ms",
+        print_table(["system", "q/s", "vs", "q/s 2 thr", "build s", "vs", "build CPU s", "build MB", "vs", "peak MB", "open ms",
                      "1st q ms", "disk MB"], rows)
         kernels = summary.get("sidelight", {}).get(corpus, {}).get("kernels_s")
         if kernels is not None:

@@ -218,10 +218,14 @@ class Index:
 
     def _write_generation(self, tmp: Path) -> None:
         content = hashlib.sha256()
-        write_records(tmp, self.corpus.records, content)
+        # the records (Python) are written while the lexical build runs its compiled kernels, which
+        # release the GIL: separate files, so the folder is the same as one after the other
+        with ThreadPoolExecutor(1) as pool:
+            records = pool.submit(write_records, tmp, self.corpus.records, content)
+            lexical = self.lexical.save(tmp / "lexical")
+            records.result()
         write_edges(tmp, self.corpus.edges)
         np.save(tmp / "id_rank.npy", np.asarray(self.id_rank, dtype=np.int64), allow_pickle=False)
-        lexical = self.lexical.save(tmp / "lexical")
         dense = self.dense.save(tmp / "dense") if self.dense is not None else None
         self.graph.save(tmp / "graph")
         self.manifest = {

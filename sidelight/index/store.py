@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
@@ -44,6 +45,7 @@ POINTER = "index.json"
 GEN_PREFIX = "gen-"
 TMP_PREFIX = ".gen-tmp-"
 KEEP_PREVIOUS = 1  # generations kept after the current one, for readers that opened it just before a swap
+HASH_THREADS = min(4, os.cpu_count() or 1)  # files hashed at once when a manifest is written
 _GEN_RE = re.compile(rf"^{GEN_PREFIX}(\d{{6,}})$")
 # What sidelight itself keeps at the top of an index folder (anything else is the user's).
 OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", "shards", ".lock", ".lock.holder"}
@@ -309,13 +311,12 @@ def _fsync_dir(folder: Path) -> None:
 # ---- manifests --------------------------------------------------------------------
 def write_manifest(folder: Path, body: dict) -> None:
     """Hash every file in `folder` (whole and head) and write the manifest last."""
-    files, sizes, heads = {}, {}, {}
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder).as_posix()
-        if path.is_file() and rel != MANIFEST:
-            files[rel] = sha256_file(path)
-            sizes[rel] = path.stat().st_size
-            heads[rel] = sha256_file(path, HEAD_BYTES)
+    paths = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    paths.pop(MANIFEST, None)
+    with ThreadPoolExecutor(HASH_THREADS) as pool:  # hashlib releases the GIL on large updates
+        files = dict(zip(paths, pool.map(sha256_file, paths.values())))
+    sizes = {rel: p.stat().st_size for rel, p in paths.items()}
+    heads = {rel: sha256_file(p, HEAD_BYTES) for rel, p in paths.items()}
     manifest = {"format": FORMAT, "version": VERSION, **body, "files": files, "sizes": sizes, "heads": heads}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
 

@@ -15,8 +15,9 @@ one value per record or term, and one block:
    appends each block's postings to the bucket file of their term range (rows stay ascending).
 3. **Weigh and transpose.** With N, avgdl and df known, each bucket is read back, weighed
    (`lexical.weigh`, the same float operations as the in-memory build) and put in term-major
-   order by scipy's stable counting sort (COO to CSC), then appended to `bm25_data.npy` /
-   `bm25_indices.npy`, with its terms' pruning bounds and dense rows.
+   order by scipy's stable counting sort (COO to CSC), or both in one compiled pass with numba
+   (`kernels.transpose`, bit-identical), then appended to `bm25_data.npy` / `bm25_indices.npy`,
+   with its terms' pruning bounds and dense rows.
 
 Arrays are written with `numpy.lib.format` headers and plain `write` calls (never a writable
 memory map, whose dirty pages would count against the process), and read back with `fromfile`.
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so openi
     import scipy.sparse as sp
 
 from ..text import Tokenizer, TokenizerConfig
+from . import kernels as _kernels
 from .lexical import BM25Params, RawTerms, _count, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
 
 BLOCK = 8192  # records counted per block
@@ -163,30 +165,39 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
     w_data = _NpyWriter(folder / "bm25_data.npy", np.float64, (nnz,))
     w_rows = _NpyWriter(folder / "bm25_indices.npy", idx, (nnz,))
     dense = _NpyWriter(folder / "dense.npy", np.float64, (len(common), n_docs))
+    compiled = _kernels.enabled()
+    scale = 1.0 if params.variant == "lucene" else params.k1 + 1.0
     for (lo, hi), files in zip(ranges, buckets):
         if not files["rows"].exists():
             continue  # no posting in this range (only terms of df 0)
         rows = np.fromfile(files["rows"], dtype=idx)
         terms = np.fromfile(files["terms"], dtype=np.int32)
-        q = norm[rows]
-        weigh(np.fromfile(files["tf"], dtype=np.int32).astype(np.float64), q, idf[terms], params)
-        # a stable counting sort by term: rows stay ascending within each term
-        import scipy.sparse as sp
-        csc = sp.csc_matrix((q, (rows, terms - lo)), shape=(n_docs, hi - lo))
-        del rows, terms, q
+        tf = np.fromfile(files["tf"], dtype=np.int32)
         for path in files.values():
             path.unlink()
-        data, seg = csc.data, csc.indptr.astype(np.int64)
-        nz = np.flatnonzero(np.diff(seg) > 0)
-        if len(nz):
-            ub[lo + nz] = np.maximum.reduceat(data, seg[:-1][nz])
+        seg = (col_ptr[lo:hi + 1] - col_ptr[lo]).astype(np.int64)
+        if compiled:  # one compiled pass: the same weights, order and bounds as below
+            data, indices = np.empty(len(rows)), np.empty(len(rows), dtype=idx)
+            _kernels.weigh_transpose(rows, terms, tf, lo, seg[:-1], norm, idf[lo:hi], scale, data, indices, ub[lo:hi])
+        else:
+            q = norm[rows]
+            weigh(tf.astype(np.float64), q, idf[terms], params)
+            # a stable counting sort by term: rows stay ascending within each term
+            import scipy.sparse as sp
+            csc = sp.csc_matrix((q, (rows, terms - lo)), shape=(n_docs, hi - lo))
+            data, indices = csc.data, csc.indices
+            del q
+            nz = np.flatnonzero(np.diff(seg) > 0)
+            if len(nz):
+                ub[lo + nz] = np.maximum.reduceat(data, seg[:-1][nz])
+        del rows, terms, tf
         for t in common[(common >= lo) & (common < hi)]:
             row = np.zeros(n_docs)
             a, z = seg[t - lo], seg[t - lo + 1]
-            row[csc.indices[a:z]] = data[a:z]
+            row[indices[a:z]] = data[a:z]
             dense.append(row)
         w_data.append(data)
-        w_rows.append(csc.indices)
+        w_rows.append(indices)
     for writer in (w_data, w_rows, dense):
         writer.close()
     np.save(folder / "bm25_indptr.npy", col_ptr, allow_pickle=False)

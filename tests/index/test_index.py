@@ -50,19 +50,26 @@ def test_corrupt_foreign_and_partial_indexes_are_refused(tmp_path, toy_corpus):
         Index.load(tmp_path)
 
 
-def test_failed_write_leaves_the_old_index_untouched(tmp_path, toy_corpus, monkeypatch):
+@pytest.mark.parametrize("where", ["manifest", "records"])
+def test_failed_write_leaves_the_old_index_untouched(tmp_path, toy_corpus, monkeypatch, where):
+    """A failure while the manifest is written, or in the records writer (a worker thread beside
+    the lexical build), leaves the old index as it was and no temporary generation behind."""
+    import sidelight.index.index as index_module
+
     index = Index.build(toy_corpus, progress=False)
     path = index.save(tmp_path / "idx")
     before = Index.load(path).search("cat", k=5)
+    generations = sorted(p.name for p in path.iterdir())
 
     def boom(*a, **k):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store, "write_manifest", boom)
-    with pytest.raises(RuntimeError):
+    monkeypatch.setattr(*((store, "write_manifest") if where == "manifest" else (index_module, "write_records")), boom)
+    with pytest.raises(RuntimeError, match="disk full"):
         index.save(path)
     assert Index.load(path).search("cat", k=5) == before
     assert [p.name for p in tmp_path.iterdir()] == ["idx"]  # no temp folder left behind
+    assert sorted(p.name for p in path.iterdir()) == generations
 
 
 @pytest.fixture(scope="module")

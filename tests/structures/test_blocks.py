@@ -10,6 +10,7 @@ import pytest
 from sidelight.corpus import Corpus, Record
 from sidelight.corpus.foldoc import load_foldoc
 from sidelight.index import Index, store
+from sidelight.structures import kernels
 from sidelight.structures.blocks import build_lexical_folder
 from sidelight.structures.lexical import BM25Params, LexicalIndex
 from sidelight.text import TokenizerConfig
@@ -28,8 +29,13 @@ def foldoc_texts():
     return [c.indexed_text(r) for r in c.records]
 
 
-@pytest.mark.parametrize("block,budget", [(4096, 1 << 24), (1000, 150_000), (1, 10_000_000)])
-def test_blocks_write_the_files_of_the_in_memory_build_scifact(tmp_path, scifact_corpus, block, budget):
+@pytest.mark.parametrize("block,budget,compiled", [(4096, 1 << 24, True), (1000, 150_000, True),
+                                                   (1000, 150_000, False), (1, 10_000_000, True)])
+def test_blocks_write_the_files_of_the_in_memory_build_scifact(tmp_path, scifact_corpus, block, budget, compiled,
+                                                               monkeypatch):
+    """With numba (when installed) and on the numpy path (`compiled=False`)."""
+    if not compiled:
+        monkeypatch.setattr(kernels, "enabled", lambda: False)
     texts = [scifact_corpus.indexed_text(r) for r in scifact_corpus.records]
     if block == 1:
         texts = texts[:300]

@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import NonFiniteScoreError
-from . import count, fused, pruned
+from . import count, fused, pruned, transpose
 
 
 def choose_backend() -> tuple[str, str]:
@@ -159,7 +159,7 @@ def _warmup() -> None:
     data = np.array([1.0, 2.0, 3.0])
     terms = np.array([0, 1], dtype=np.int64)
     id_rank = np.arange(2, dtype=np.int64)
-    acc, touched, vals = np.zeros(2), np.zeros(2, dtype=np.int64), np.zeros(2)
+    acc, touched, vals = np.zeros(2), np.zeros(3, dtype=np.int64), np.zeros(2)  # touched: n + 1
     _K.fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank, 1)
     _K.accumulate(indptr, indices, data, terms, 2)
     _K.accumulate_f(indptr, indices, data, terms, data[:2], 2)
@@ -168,11 +168,20 @@ def _warmup() -> None:
                   np.zeros(2, dtype=np.int64), touched, vals, id_rank, 1, 1e-9)
     ids, lengths = RawTokens()(["ab cd AB", "ab"])
     count_rows(ids.astype(np.int32), lengths)
+    weigh_transpose(indices, indices, indices, 0, np.arange(2, dtype=np.int64), data, data[:2], 1.0,
+                    np.zeros(3), np.zeros(3, dtype=np.int32), np.zeros(2))
 
 
 def count_rows(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct terms per record, terms, counts) of a chunk's term ids (see `count._count_rows`)."""
     return _K.count_rows(np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64))
+
+
+def weigh_transpose(rows: np.ndarray, terms: np.ndarray, tf: np.ndarray, lo: int, start: np.ndarray,
+                    norm: np.ndarray, idf: np.ndarray, scale: float, data: np.ndarray, indices: np.ndarray,
+                    ub: np.ndarray) -> None:
+    """One term range of the build weighed and in term-major order, its bounds in `ub` (see `transpose`)."""
+    _K.weigh_transpose(rows, terms, tf, lo, start, norm, idf, scale, data, indices, ub)
 
 
 class RawTokens:
@@ -217,12 +226,13 @@ class RawTokens:
 
 
 def _scratch(n: int):
-    """Per-thread buffers of n entries: acc, touched, vals and slot (acc and slot all zero between calls)."""
+    """Per-thread buffers: acc, touched, vals and slot (acc and slot all zero between calls), of n
+    entries, touched of n + 1 (the pruned kernel's branch-free list writes one past its end)."""
     bufs = getattr(_SCRATCH, "bufs", None)
     if bufs is None or len(bufs[0]) < n:
-        bufs = _SCRATCH.bufs = (np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.int64))
+        bufs = _SCRATCH.bufs = (np.zeros(n), np.zeros(n + 1, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.int64))
     if len(bufs[0]) > n:
-        return tuple(b[:n] for b in bufs)
+        return bufs[0][:n], bufs[1][:n + 1], bufs[2][:n], bufs[3][:n]
     return bufs
 
 
@@ -239,7 +249,7 @@ def _compile() -> None:
         from ..ranking import Ranking as _Ranking  # noqa: F811 (no cycle at call time)
         from ..ranking import select_top as _select_top
 
-        for mod in (count, fused, pruned):
+        for mod in (count, fused, pruned, transpose):
             for name in mod.KERNELS:
                 try:
                     setattr(mod, name, numba.njit(cache=True, nogil=True)(getattr(mod, name)))
@@ -249,7 +259,7 @@ def _compile() -> None:
         _K = types.SimpleNamespace(fused_top=fused._fused_top, accumulate=fused._accumulate,
                                    accumulate_f=fused._accumulate_f, top_dense=fused._top_dense,
                                    pruned_top=pruned._pruned_top, tokenize=count._tokenize, rehash=count._rehash,
-                                   count_rows=count._count_rows)
+                                   count_rows=count._count_rows, weigh_transpose=transpose._weigh_transpose)
         try:
             _warmup()
         except Exception:

@@ -91,6 +91,7 @@ def _add_term(part, cand, c, t, indptr, indices, data, dense_row, dense, slot):
 def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, touched, vals, id_rank, k, margin):
     """MaxScore top-k (k >= 1), the same steps as `LexicalIndex._bm25_top_pruned`, compiled.
 
+    `touched` holds one entry more than `acc` (the branch-free list writes one past its end).
     Returns (positions, scores, bad): bad == -1 when a query term has a non-finite bound (the
     caller then scores in full), bad > 0 for non-finite final scores (refused)."""
     nt = terms.size
@@ -112,33 +113,39 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, t
     for j in range(nt):
         rest[j] *= 1.0 + margin
     low = 1.0 - margin
-    n = acc.size
     heap = np.empty(k)
-    # 1. essential terms: accumulate their postings until the rest cannot reach theta
+    # 1. essential terms: accumulate their postings until the rest cannot reach theta, listing
+    # each record the first time its partial sum turns positive (branch-free: the slot is
+    # overwritten unless the count moves on; weights are never negative, so no record twice)
     theta = 0.0
     prefix = 0.0
     read = 0
+    nc = 0
     last = nt - 1
     for j in range(nt):
         t = ranked[j]
         lo, hi = indptr[t], indptr[t + 1]
-        for q in range(lo, hi):
-            acc[indices[q]] += data[q]
         prefix += ub[t]
         read += hi - lo
         # the phase ends once k records of this term have a partial sum above rest / low: theta
         # (a lower bound on the k-th best score) is then above all the rest can add, which is
-        # possible only once the bounds so far exceed the rest
-        if hi - lo >= k and j < last and rest[j] < prefix * low:
-            cut = rest[j] / low
-            over = 0
-            for q in range(lo, hi):
-                over += acc[indices[q]] > cut
-            if over >= k:
-                theta = cut
-                last = j
-                break
-    essential = last
+        # possible only once the bounds so far exceed the rest; those records are counted as
+        # the postings are added
+        check = hi - lo >= k and j < last and rest[j] < prefix * low
+        cut = rest[j] / low if check else np.inf
+        over = 0
+        for q in range(lo, hi):
+            d = indices[q]
+            a = acc[d]
+            v = a + data[q]
+            acc[d] = v
+            touched[nc] = d
+            nc += (a == 0.0) & (v != 0.0)
+            over += v > cut
+        if over >= k:
+            theta = cut
+            last = j
+            break
     # 1b. the next terms while their postings are few (<= CONTINUE x phase 1's): added only where a
     # partial sum already is (branch-free: x * 0.0 adds nothing), so no record joins the list
     while last + 1 < nt and dense_row[ranked[last + 1]] < 0:
@@ -151,19 +158,17 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, t
             a = acc[d]
             acc[d] = a + data[q] * (a != 0.0)
         last += 1
-    # 2. candidates: one branch-free pass reads (and zeroes) every touched record once and keeps
-    # the partial sums that may still reach theta; the k-th best of those is a better theta
+    # 2. candidates: one branch-free pass reads (and zeroes) every listed record's partial sum and
+    # keeps those that may still reach theta; the k-th best of those is a better theta
     lim = theta * low - rest[last]
     c = 0
-    for e in range(essential + 1):  # the touched records: the essential terms' postings
-        for q in range(indptr[ranked[e]], indptr[ranked[e] + 1]):
-            d = indices[q]
-            v = acc[d]
-            acc[d] = 0.0  # read once: listed again, it reads 0.0 and is not kept
-            if c < n:  # c == n: every record is kept, and the rest read 0.0
-                touched[c] = d
-                vals[c] = v
-            c += (v >= lim) if lim > 0 else (v > 0)
+    for i in range(nc):
+        d = touched[i]
+        v = acc[d]
+        acc[d] = 0.0
+        touched[c] = d
+        vals[c] = v
+        c += (v >= lim) if lim > 0 else (v > 0)
     if c > k:  # all kept sums are >= lim > those dropped: the k-th best of all of them
         theta = max(theta, _kth_largest(vals, c, k, heap))
         c = _keep(touched, vals, c, theta * low - rest[last])
