@@ -6,11 +6,12 @@ One process, one thread; the numba kernels are loaded first (timed apart). Each 
 fresh index folder; the stages are timed by wrapping the functions `Index.write` calls:
 
     records     `write_records`: records.jsonl, its offsets, the id and title columns, content hash
+                (in a worker thread, beside `lexical`: the two overlap, so stages add up to more than total)
     lexical     `build_lexical_folder`: postings in blocks, BM25 weights (includes the next two)
     tokenize    the raw-token pass (`kernels.RawTokens.__call__`: encoding, compiled split), all chunks
     count       `kernels.count_rows`: each record's distinct terms and their counts, all chunks
-    manifest    `store.write_manifest`: every file's sha256
-    total       `Index.write` (also edges, graph, and opening the result)
+    manifest    `store.write_manifest`: every file's sha256 (files hashed in parallel)
+    total       `Index.write` wall time (also edges, graph, and opening the result)
 
 To compare with another commit, run this file from a worktree of it (SIDELIGHT_DATA and
 SIDELIGHT_CACHE point it at the data and the cached corpus copies when ../shared is not beside it):

@@ -45,7 +45,7 @@ POINTER = "index.json"
 GEN_PREFIX = "gen-"
 TMP_PREFIX = ".gen-tmp-"
 KEEP_PREVIOUS = 1  # generations kept after the current one, for readers that opened it just before a swap
-HASH_THREADS = min(4, os.cpu_count() or 1)  # files hashed at once when a manifest is written
+HASH_THREADS = min(4, os.cpu_count() or 1)  # files hashed at once (manifests written and verified)
 _GEN_RE = re.compile(rf"^{GEN_PREFIX}(\d{{6,}})$")
 # What sidelight itself keeps at the top of an index folder (anything else is the user's).
 OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", "shards", ".lock", ".lock.holder"}
@@ -61,6 +61,12 @@ def sha256_file(path: Path, limit: int | None = None) -> str:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()
+
+
+def sha256_files(paths: list[Path]) -> list[str]:
+    """`sha256_file` of each path, `HASH_THREADS` files at a time (hashlib releases the GIL)."""
+    with ThreadPoolExecutor(HASH_THREADS) as pool:
+        return list(pool.map(sha256_file, paths))
 
 
 # ---- what a folder is ------------------------------------------------------------------------
@@ -313,8 +319,7 @@ def write_manifest(folder: Path, body: dict) -> None:
     """Hash every file in `folder` (whole and head) and write the manifest last."""
     paths = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
     paths.pop(MANIFEST, None)
-    with ThreadPoolExecutor(HASH_THREADS) as pool:  # hashlib releases the GIL on large updates
-        files = dict(zip(paths, pool.map(sha256_file, paths.values())))
+    files = dict(zip(paths, sha256_files(list(paths.values()))))
     sizes = {rel: p.stat().st_size for rel, p in paths.items()}
     heads = {rel: sha256_file(p, HEAD_BYTES) for rel, p in paths.items()}
     manifest = {"format": FORMAT, "version": VERSION, **body, "files": files, "sizes": sizes, "heads": heads}
@@ -343,7 +348,7 @@ def read_manifest(folder: Path, verify: bool = True) -> dict:
     files, sizes, heads = (manifest.get(key, {}) for key in ("files", "sizes", "heads"))
     if not all(isinstance(x, dict) for x in (files, sizes, heads)) or set(sizes) != set(files) or set(heads) != set(files):
         raise IndexFormatError(f"{path}: corrupt manifest (its file lists do not agree)")
-    for rel, digest in files.items():
+    for rel in files:
         f = folder / rel
         try:
             size = f.stat().st_size
@@ -352,6 +357,10 @@ def read_manifest(folder: Path, verify: bool = True) -> dict:
         if size != sizes[rel]:
             raise IndexFormatError(f"{folder}: {rel} has {size} bytes, its manifest says {sizes[rel]}; the index "
                                    f"is corrupt")
-        if sha256_file(f, HEAD_BYTES) != heads[rel] or (verify and sha256_file(f) != digest):
+        if sha256_file(f, HEAD_BYTES) != heads[rel]:
             raise IndexFormatError(f"{folder}: {rel} does not match its recorded sha256; the index is corrupt")
+    if verify:
+        for (rel, digest), found in zip(files.items(), sha256_files([folder / rel for rel in files])):
+            if found != digest:
+                raise IndexFormatError(f"{folder}: {rel} does not match its recorded sha256; the index is corrupt")
     return manifest
