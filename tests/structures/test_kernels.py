@@ -282,7 +282,9 @@ def test_compiled_counting_equals_the_reference_on_scifact_and_foldoc(scifact_co
     assert kernels.enabled()
     for corpus in (scifact_corpus, load_foldoc()):
         texts = [corpus.indexed_text(r) for r in corpus.records]
-        assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
+        reference = _on("numpy", lambda: _counts(texts, config))
+        assert _on("numba", lambda: _counts(texts, config)) == reference
+        assert _split_in_two(lambda: _counts(texts, config)) == reference  # chunks of 4,096 texts, two each
 
 
 @needs_numba
@@ -291,7 +293,17 @@ def test_compiled_counting_equals_the_reference_on_scifact_and_foldoc(scifact_co
 def test_compiled_counting_equals_the_reference_on_any_text(texts):
     assert kernels.enabled()
     config = lexical.TokenizerConfig(min_length=2)
-    assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
+    reference = _on("numpy", lambda: _counts(texts, config))
+    assert _on("numba", lambda: _counts(texts, config)) == reference
+    assert _split_in_two(lambda: _counts(texts, config)) == reference
+
+
+def _split_in_two(run):
+    """`run` on the compiled path with every chunk of two or more texts split between two threads."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernels, "BUILD_THREADS", 2)
+        mp.setattr(kernels, "SPLIT_MIN", 2)
+        return _on("numba", run)
 
 
 @needs_numba
@@ -301,4 +313,6 @@ def test_the_token_table_grows_past_its_first_size():
     texts += ["a", "b", "c", "", "d"]  # one-byte records: a token per byte
     assert kernels.enabled()
     config = lexical.TokenizerConfig()
-    assert _on("numba", lambda: _counts(texts, config)) == _on("numpy", lambda: _counts(texts, config))
+    reference = _on("numpy", lambda: _counts(texts, config))
+    assert _on("numba", lambda: _counts(texts, config)) == reference
+    assert _split_in_two(lambda: _counts(texts, config)) == reference  # the second half's own table grows too

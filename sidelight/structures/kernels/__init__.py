@@ -28,6 +28,7 @@ import importlib.util
 import os
 import threading
 import types
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -48,6 +49,8 @@ def choose_backend() -> tuple[str, str]:
 
 BACKEND, REASON = choose_backend()
 WARM_AFTER = 8  # calls a process makes on the reference path before it pays numba's start-up
+BUILD_THREADS = min(2, os.cpu_count() or 1)  # threads the build's tokenizer and counter split a chunk between
+SPLIT_MIN = 1024  # texts in a chunk from which the build splits it
 
 
 class Gate:
@@ -173,8 +176,18 @@ def _warmup() -> None:
 
 
 def count_rows(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct terms per record, terms, counts) of a chunk's term ids (see `count._count_rows`)."""
-    return _K.count_rows(np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64))
+    """(distinct terms per record, terms, counts) of a chunk's term ids (see `count._count_rows`);
+    a large chunk's two halves of records are counted in two threads (records are independent)."""
+    ids, lengths = np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64)
+    if BUILD_THREADS < 2 or len(lengths) < SPLIT_MIN:
+        return _K.count_rows(ids, lengths)
+    half = len(lengths) // 2
+    cut = int(lengths[:half].sum())
+    with ThreadPoolExecutor(1) as pool:
+        later = pool.submit(_K.count_rows, ids[cut:], lengths[half:])
+        first = _K.count_rows(ids[:cut], lengths[:half])
+        second = later.result()
+    return tuple(np.concatenate(pair) for pair in zip(first, second))  # type: ignore[return-value]
 
 
 def weigh_transpose(rows: np.ndarray, terms: np.ndarray, tf: np.ndarray, lo: int, start: np.ndarray,
@@ -193,9 +206,31 @@ class RawTokens:
         self.key_off = np.zeros(1 << 14, dtype=np.int64)  # token k's bytes: key_bytes[key_off[k]:key_off[k + 1]]
         self.key_bytes = np.zeros(1 << 20, dtype=np.uint8)
         self.n_keys = self.key_used = 0
+        self._other: RawTokens | None = None  # the table of the second thread's halves, kept across chunks
+        self._here = np.zeros(0, dtype=np.int32)  # _here[k]: this table's id of the other table's token k
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(raw token ids of the texts in order, tokens per text)."""
+        """(raw token ids of the texts in order, tokens per text). A large chunk is split in two:
+        the second half goes through a second table in another thread (the kernel releases the
+        GIL); then the tokens new to that table, in its order of first appearance, go through this
+        one as one text, which gives each its id here (new ones in that order, so ids stay in
+        order of first appearance over all texts), and the second half's ids are mapped."""
+        if BUILD_THREADS < 2 or len(texts) < SPLIT_MIN:
+            return self._split(texts)
+        if self._other is None:
+            self._other = RawTokens()
+        half, other = len(texts) // 2, self._other
+        with ThreadPoolExecutor(1) as pool:
+            later = pool.submit(other._split, texts[half:])
+            ids, lengths = self._split(texts[:half])
+            ids_b, lengths_b = later.result()
+        if other.n_keys > len(self._here):  # the second table's new tokens: their ids in this one
+            joined = b" ".join(other.key(k) for k in range(len(self._here), other.n_keys)).decode("ascii")
+            self._here = np.concatenate([self._here, self._split([joined])[0].astype(np.int32)])
+        return np.concatenate([ids, self._here[ids_b]]), np.concatenate([lengths, lengths_b])
+
+    def _split(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """`__call__` in this thread, with this table."""
         # str.lower may turn a non-ASCII character into ASCII letters (U+212A KELVIN SIGN -> "k"),
         # so only ASCII texts (a flag CPython keeps) leave lowercasing to the kernel
         parts = [t.encode() if t.isascii() else t.lower().encode() for t in texts]
