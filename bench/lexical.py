@@ -24,8 +24,9 @@ is done) are the write's; `open_ms` and `first_ms` the open and the first query 
 `disk_mb` the folder's size; `kernels_s` the loading of its compiled (numba) kernels before the
 build, timed apart as tantivy's import is (the first build of a process pays it once);
 `build_cpu_s` (every system) is the CPU time of the build, all threads of the child (sidelight
-writes its records in a second thread while the compiled kernels count, and hashes files in
-parallel; tantivy runs 1 indexing thread plus its own merge threads);
+splits each chunk's tokenizing and counting between 2 threads, writes its records beside them
+and hashes files in parallel; tantivy runs 1 indexing thread plus its own merge threads): when
+it is about `build_s`, the child had about one core of the host to itself;
 `qps_threads` (every system) is the same queries from 2 Python threads; on scifact-x200,
 `exact` counts queries whose pruned top-10 equals exhaustive scoring (`bm25_scores` + `top_k`).
 The peers build in RAM (tantivy: `Index(schema)` without a path) and keep no records.
