@@ -183,11 +183,16 @@ def count_rows(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
         return _K.count_rows(ids, lengths)
     half = len(lengths) // 2
     cut = int(lengths[:half].sum())
-    with ThreadPoolExecutor(1) as pool:
-        later = pool.submit(_K.count_rows, ids[cut:], lengths[half:])
-        first = _K.count_rows(ids[:cut], lengths[:half])
-        second = later.result()
+    first, second = _side_by_side(lambda: _K.count_rows(ids[:cut], lengths[:half]),
+                                  lambda: _K.count_rows(ids[cut:], lengths[half:]))
     return tuple(np.concatenate(pair) for pair in zip(first, second))  # type: ignore[return-value]
+
+
+def _side_by_side(here: Callable, there: Callable) -> tuple:
+    """(here(), there()), `there` run in a second thread meanwhile (the kernels release the GIL)."""
+    with ThreadPoolExecutor(1) as pool:
+        later = pool.submit(there)
+        return here(), later.result()
 
 
 def weigh_transpose(rows: np.ndarray, terms: np.ndarray, tf: np.ndarray, lo: int, start: np.ndarray,
@@ -216,21 +221,19 @@ class RawTokens:
         one as one text, which gives each its id here (new ones in that order, so ids stay in
         order of first appearance over all texts), and the second half's ids are mapped."""
         if BUILD_THREADS < 2 or len(texts) < SPLIT_MIN:
-            return self._split(texts)
+            return self._scan(texts)
         if self._other is None:
             self._other = RawTokens()
         half, other = len(texts) // 2, self._other
-        with ThreadPoolExecutor(1) as pool:
-            later = pool.submit(other._split, texts[half:])
-            ids, lengths = self._split(texts[:half])
-            ids_b, lengths_b = later.result()
+        (ids, lengths), (ids_b, lengths_b) = _side_by_side(lambda: self._scan(texts[:half]),
+                                                           lambda: other._scan(texts[half:]))
         if other.n_keys > len(self._here):  # the second table's new tokens: their ids in this one
             joined = b" ".join(other.key(k) for k in range(len(self._here), other.n_keys)).decode("ascii")
-            self._here = np.concatenate([self._here, self._split([joined])[0].astype(np.int32)])
+            self._here = np.concatenate([self._here, self._scan([joined])[0].astype(np.int32)])
         return np.concatenate([ids, self._here[ids_b]]), np.concatenate([lengths, lengths_b])
 
-    def _split(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """`__call__` in this thread, with this table."""
+    def _scan(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """`__call__` in this thread, with this table only."""
         # str.lower may turn a non-ASCII character into ASCII letters (U+212A KELVIN SIGN -> "k"),
         # so only ASCII texts (a flag CPython keeps) leave lowercasing to the kernel
         parts = [t.encode() if t.isascii() else t.lower().encode() for t in texts]
