@@ -561,7 +561,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
         n_raw = len(term_of_raw)
         if compiled is not None:
             ids, lengths = compiled(chunk)
-            new_raw = [compiled.key(k) for k in range(n_raw, compiled.n_keys)]
+            new_raw = compiled.keys(n_raw, compiled.n_keys)
         else:
             tokens = [t.lower().encode().translate(_ALNUM_BYTES).split() for t in chunk]
             lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
@@ -570,18 +570,9 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
                     raw[t] = len(raw)
             ids = np.fromiter(map(raw.__getitem__, chain(tokens)), dtype=np.int32, count=int(lengths.sum()))
             del tokens
-            new_raw = list(itertools.islice(raw, n_raw, None))
-        if new_raw:
-            new = []
-            for t in new_raw:
-                terms = tokenizer(t.decode("ascii"))
-                if terms:
-                    i = vocab.get(terms[0])
-                    if i is None:
-                        i = vocab[terms[0]] = len(vocab)
-                    new.append(i)
-                else:
-                    new.append(-1)
+            new_raw = [t.decode("ascii") for t in itertools.islice(raw, n_raw, None)]
+        if new_raw:  # each new raw token's term id (new terms in order of appearance), -1 if dropped
+            new = [-1 if t is None else vocab.setdefault(t, len(vocab)) for t in tokenizer.terms_of_words(new_raw)]
             term_of_raw = seen.term_of_raw = np.concatenate([term_of_raw, np.asarray(new, dtype=np.int32)])
         ids = term_of_raw[ids]
         if compiled is not None:

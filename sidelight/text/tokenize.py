@@ -67,3 +67,16 @@ class Tokenizer:
         if missing:
             cache.update(zip(missing, self._stemmer.stemWords(missing)))
         return [cache[t] for t in terms]
+
+    def terms_of_words(self, words: list[str]) -> list[str | None]:
+        """The term each word becomes, None where it is dropped: `self(w)` for words that are one
+        raw token each (lowercase [a-z0-9]+), as one batch (a build's new raw tokens)."""
+        n, stop = self.config.min_length, self._stop
+        kept = [w if len(w) >= n and w not in stop else None for w in words]
+        if self._stemmer is None:
+            return kept
+        cache = self._stem_cache
+        missing = list({w for w in kept if w is not None and w not in cache})
+        if missing:
+            cache.update(zip(missing, self._stemmer.stemWords(missing)))
+        return [None if w is None else cache[w] for w in kept]

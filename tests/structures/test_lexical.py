@@ -112,3 +112,12 @@ def test_fast_counting_equals_the_tokenizer_text_by_text(config):
     for row, text in enumerate(texts):
         got = {lex.vocab[j]: int(c) for j, c in zip(lex.tf[row].indices, lex.tf[row].data)}
         assert got == dict(Counter(tok(text)))
+
+
+@pytest.mark.parametrize("config", [TokenizerConfig(), TokenizerConfig(min_length=3, stopwords="lucene-en-v1", stem="english")])
+def test_a_batch_of_words_gets_the_terms_the_tokenizer_gives_each(config):
+    from sidelight.text import Tokenizer
+
+    words = ["the", "running", "a", "runners", "x1", "0", "naive", "the", "studies", "is", "running", "abc123"]
+    one_by_one = Tokenizer(config)
+    assert Tokenizer(config).terms_of_words(words) == [(one_by_one(w) or [None])[0] for w in words]

@@ -228,7 +228,7 @@ class RawTokens:
         (ids, lengths), (ids_b, lengths_b) = _side_by_side(lambda: self._scan(texts[:half]),
                                                            lambda: other._scan(texts[half:]))
         if other.n_keys > len(self._here):  # the second table's new tokens: their ids in this one
-            joined = b" ".join(other.key(k) for k in range(len(self._here), other.n_keys)).decode("ascii")
+            joined = " ".join(other.keys(len(self._here), other.n_keys))
             self._here = np.concatenate([self._here, self._scan([joined])[0].astype(np.int32)])
         return np.concatenate([ids, self._here[ids_b]]), np.concatenate([lengths, lengths_b])
 
@@ -258,9 +258,12 @@ class RawTokens:
         else:
             self.key_bytes = np.concatenate([self.key_bytes, np.zeros_like(self.key_bytes)])
 
-    def key(self, k: int) -> bytes:
-        """The bytes of raw token `k`."""
-        return self.key_bytes[int(self.key_off[k]):int(self.key_off[k + 1])].tobytes()
+    def keys(self, lo: int, hi: int) -> list[str]:
+        """Raw tokens lo to hi - 1 (ASCII text)."""
+        off = self.key_off[lo:hi + 1]
+        blob = self.key_bytes[int(off[0]):int(off[-1])].tobytes().decode("ascii")
+        cuts = (off - off[0]).tolist()
+        return [blob[a:z] for a, z in zip(cuts, cuts[1:])]
 
 
 def _scratch(n: int):
