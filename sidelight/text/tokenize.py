@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
@@ -62,10 +63,7 @@ class Tokenizer:
         terms = [t for t in _TOKEN.findall(text.lower()) if len(t) >= n and t not in self._stop]
         if self._stemmer is None:
             return terms
-        cache = self._stem_cache
-        missing = [t for t in set(terms) if t not in cache]
-        if missing:
-            cache.update(zip(missing, self._stemmer.stemWords(missing)))
+        cache = self._stems(terms)
         return [cache[t] for t in terms]
 
     def terms_of_words(self, words: list[str]) -> list[str | None]:
@@ -75,8 +73,13 @@ class Tokenizer:
         kept = [w if len(w) >= n and w not in stop else None for w in words]
         if self._stemmer is None:
             return kept
+        cache = self._stems(w for w in kept if w is not None)
+        return [None if w is None else cache[w] for w in kept]
+
+    def _stems(self, words: Iterable[str]) -> dict[str, str]:
+        """The stem cache, holding every word of `words` (the missing ones stemmed in one call)."""
         cache = self._stem_cache
-        missing = list({w for w in kept if w is not None and w not in cache})
+        missing = [w for w in set(words) if w not in cache]
         if missing:
             cache.update(zip(missing, self._stemmer.stemWords(missing)))
-        return [None if w is None else cache[w] for w in kept]
+        return cache
