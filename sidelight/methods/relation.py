@@ -3,9 +3,10 @@
 Seeds. NGR's rule (`relation_seeds`): the top `n_seeds` positive BM25 hits, ties by ascending id,
 then the top `n_seeds` positive dense cosines not already seeds (when the index has vectors and
 `dense_seeds` is on). Query-aware mode adds the question's **anchors**: records whose title or an
-alias the question names (`structures.names`, leftmost-longest), at most `max_anchors`, ordered
-by how well the record matches the question (cosine when vectors exist, else BM25), then id.
-Every seed starts with activation 1.0; entry scores never enter a relation score.
+alias the question names (`structures.names`, leftmost-longest), the `max_anchors` that match the
+question best (cosine when vectors exist, else BM25; then id), whichever words named them.
+Every seed starts with activation 1.0, and entry scores never enter the graph part (the anchor and
+seed parts below say how well the record an edge starts from fits the question).
 
 Reached. `graph.relation.activate` spreads activation along directed out-edges for `hops` hops
 with local competition and `decay` per hop, over the current effective weights (base + learned
@@ -17,17 +18,20 @@ Ranking (`rank`):
 * `query-aware` (default): a sum of parts, each scaled to [0, 1] over the reached records only::
 
       score = graph + hop_weight*hop + type_weight*type + context_weight*context
-              + text_weight*text + dense_weight*dense
+              + text_weight*text + dense_weight*dense + anchor_weight*anchor + seed_weight*seed
 
   graph = activation / max (what feedback moves); hop = decay^(hops-1) of the credited path (1 for
   a direct link); type = 1 when the record is reached along edges of the types the question's
-  relation wording names (`data/relation-cues-v1.json`: "a kind of" -> hyponym, ...) from the
-  anchor that wording attaches to, else 0 (0 for all when no cue is found or no edge has those
+  relation wording names (`data/relation-cues-v1.json`: "a kind of" -> hyponym, ...; the side
+  of the name the wording attaches to sets the direction) from any named anchor, else 0 (0 for all when no cue is found or no edge has those
   types); context = share of the residual question's IDF that the credited path's last edge's
   context sentence holds (FOLDOC keeps the sentence around each `{link}`); text = BM25 of the
   record against the residual question (the question minus the cue and the name it attaches to,
   minus stop words) / max; dense = min-max cosine of the record against the whole question (when
-  vectors exist). Ties by id. The records the question names are where it starts, never its
+  vectors exist); anchor = the best question fit (cosine when vectors exist, else BM25) of a named
+  record with an edge straight to this one, / max (0 without such an edge): of a question's many
+  named words, the one it is about is the one that fits it, so its links come first; seed = the
+  same for the entry seeds. Ties by id. The records the question names are where it starts, never its
   answer: query-aware mode does not return them (entry seeds stay eligible).
 
 The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).
@@ -70,12 +74,15 @@ RELATION_PARAMS = (
     Param("context_weight", float, 1.0, "query-aware: weight of the link-context part", low=0.0),
     Param("text_weight", float, 1.0, "query-aware: weight of BM25 against the residual question", low=0.0),
     Param("dense_weight", float, 2.0, "query-aware: weight of the record's cosine to the question", low=0.0),
+    Param("anchor_weight", float, 1.0, "query-aware: weight of how well the named record linking to it "
+          "directly fits the question", low=0.0),
+    Param("seed_weight", float, 0.0, "query-aware: the same for the entry seeds linking to it directly", low=0.0),
 )
 RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}
 SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
              "not already seeds (when the index has dense vectors); query-aware adds the records the question "
              "names (anchors); entry scores choose seeds only")
-PARTS = ("graph", "hop", "type", "context", "text", "dense")
+PARTS = ("graph", "hop", "type", "context", "text", "dense", "anchor", "seed")
 
 
 @dataclass(frozen=True)
@@ -211,14 +218,15 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
         cue, cue_tokens = preferred[0]
     used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
     residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
-    ranked: list[tuple[int, float, int, int, NameMatch]] = []  # (cued first, -prior, id rank, position, match)
+    # the senses that fit the question best, whichever word named them: a cued word's many senses
+    # ("place", "case") must not crowd out the one record the question is about
+    ranked: list[tuple[float, int, int, NameMatch]] = []  # (-prior, id rank, position, match)
     for m in matches:
         for p in m.positions:
-            first = 0 if m is cued else 1  # the anchor the relation wording names comes first
-            ranked.append((first, -float(prior[p]), int(index.id_rank[p]), p, m))
-    ranked.sort(key=lambda t: t[:3])
+            ranked.append((-float(prior[p]), int(index.id_rank[p]), p, m))
+    ranked.sort(key=lambda t: t[:2])
     out, seen = [], set()
-    for _, _, _, p, m in ranked:
+    for _, _, p, m in ranked:
         if p not in seen and len(out) < max_anchors:
             seen.add(p)
             out.append(Anchor(p, "name", m.name, cue["phrase"] if m is cued else ""))
@@ -271,6 +279,20 @@ def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndar
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
+def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.ndarray) -> np.ndarray:
+    """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it, / max."""
+    out = np.zeros(len(nodes))
+    order = np.argsort(nodes)
+    g = index.graph
+    for s in sources:
+        targets = g.indices[g.indptr[s]:g.indptr[s + 1]]
+        j = np.searchsorted(nodes, targets, sorter=order)
+        hit = order[np.minimum(j, len(nodes) - 1)]
+        hit = hit[nodes[hit] == targets]
+        out[hit] = np.maximum(out[hit], max(float(fit[s]), 0.0))
+    return _scaled(out)
+
+
 # ---- the ranking -----------------------------------------------------------------------------------
 def relation_rank(index: "Index", query: str, limit: int | None = 10, params: dict | None = None,
                   dense_scores: np.ndarray | None = None, dense: bool = True) -> RelationRanking:
@@ -313,16 +335,18 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     parts = {"graph": _scaled(act.activation), "hop": p["decay"] ** (act.hops - 1.0),
              "type": np.zeros(len(act)), "dense": np.zeros(len(act))}
     typed = _typed_share(index, share, types)
-    cued = [a.position for a in seeds if a.cue]
-    if typed is not None and cued:
-        t = activate(index.graph, cued, p["hops"], p["decay"], weights, index.id_rank, typed)
+    named = [a.position for a in seeds if a.why == "name"]
+    if typed is not None and named:
+        t = activate(index.graph, named, p["hops"], p["decay"], weights, index.id_rank, typed)
         parts["type"][np.isin(act.nodes, t.nodes)] = 1.0
     parts["context"] = _context_part(index, residual, act.last_slot)
     parts["text"] = _scaled(index.lexical.bm25_scores(residual)[act.nodes]) if residual else np.zeros(len(act))
     if dense_scores is not None:
         parts["dense"] = _scaled(np.asarray(dense_scores, dtype=np.float64)[act.nodes], minmax=True)
+    fit = np.asarray(prior, dtype=np.float64)
+    parts["anchor"] = _linked_fit(index, act.nodes, named, fit)
+    parts["seed"] = _linked_fit(index, act.nodes, [a.position for a in seeds if a.why != "name"], fit)
     score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
-    named = [a.position for a in seeds if a.why == "name"]
     order = np.lexsort((tie, -score))
     order = order[~np.isin(act.nodes[order], named)][:limit]  # what the question names is not its answer
     out.hits = [act.hit(j, r, score[j]) for r, j in enumerate(order.tolist(), start=1)]

@@ -79,10 +79,38 @@ def test_every_hit_is_reached_through_an_edge_with_its_score_parts(typed):
             for h, parts in zip(r.hits, r.parts):
                 assert h.path and h.path[-1].target == h.node and h.path[0].source in [a.position for a in r.anchors]
                 if rank == "query-aware":
-                    want = parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text")) + 2 * parts["dense"]
-                    assert h.activation == pytest.approx(want)  # default weights: 1, dense 2
+                    want = (parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text", "anchor"))
+                            + 2 * parts["dense"])
+                    assert h.activation == pytest.approx(want)  # default weights: 1, dense 2, seed 0
             scores = [h.activation for h in r.hits]
             assert scores == sorted(scores, reverse=True)
+
+
+def test_the_anchor_part_is_the_named_records_fit_passed_along_its_direct_edges(typed):
+    q = "tall woody tree or wet swamp land"  # names tree (t0) and swamp (t5); no vectors: fit = BM25
+    bm25 = typed.lexical.bm25_scores(q)
+    tree, swamp = (list(typed.ids).index(i) for i in ("t0", "t5"))
+    assert bm25[tree] > bm25[swamp] > 0
+    r = relation_rank(typed, q, None, {"seed_weight": 1.0})
+    parts = dict(zip(ids(typed, r), r.parts))
+    for t in ("t1", "t2", "t3", "t4"):  # tree's direct targets take tree's fit, the best: 1
+        assert parts[t]["anchor"] == pytest.approx(1.0)
+    assert parts["t6"]["anchor"] == pytest.approx(bm25[swamp] / bm25[tree], abs=1e-6)  # swamp -> marsh
+    # a question naming nothing: no anchor part; the entry seeds' fit goes to their direct targets
+    r = relation_rank(typed, "wet low land", None)
+    assert all(p["anchor"] == 0.0 for p in r.parts)
+    assert dict(zip(ids(typed, r), r.parts))["t6"]["seed"] == 1.0
+
+
+def test_the_best_fitting_named_records_are_the_anchors_whichever_word_named_them():
+    recs = [Record(f"p{i}", "place", text) for i, text in enumerate(["a point in space", "a job", "a seat"])]
+    recs += [Record("m", "mashhad", "a holy city in northeastern iran"), Record("c", "city", "a large town")]
+    corpus = Corpus("places", recs, [Edge("m", "c", "instance-hypernym")])
+    index = Index.build(corpus, TokenizerConfig(stopwords="lucene-en-v1"), progress=False)
+    # "kind of place": the cue speaks of the word "place", whose three senses fit the question worst
+    r = relation_rank(index, "what kind of place is mashhad, holy to the people of iran", 10, {"max_anchors": 2})
+    assert index.ids[r.anchors[0].position] == "m" and len([a for a in r.anchors if a.why == "name"]) == 2
+    assert ids(index, r) == ["c"] and r.parts[0]["anchor"] == 1.0
 
 
 def test_the_method_ranks_what_the_lane_returns(typed):
