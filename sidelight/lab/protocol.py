@@ -230,8 +230,13 @@ class Protocol:
             else:
                 skipped.append(spec["name"])
         names = {s["name"] for s in runnable}
+        ties = self.data.get("selection", {}).get("tie_break", {})
         for spec in runnable:
             self._check_declared_params(spec)
+            loose = sorted({param for param, _ in ties.get(spec["name"], [])} - set(spec.get("grid", {})))
+            if loose:
+                raise InputError(f"{self.path}: tie_break of {spec['name']!r} names {', '.join(loose)}, "
+                                 f"which its grid does not vary")
             src = spec.get("params_from")
             if src and src not in names:
                 raise InputError(f"{self.path}: method {spec['name']!r} takes params from {src!r}, which is not run")

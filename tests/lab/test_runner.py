@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sidelight.cli import main
+from sidelight.errors import InputError
 from sidelight.lab import protocol as protocol_mod
 from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, reproduce, run_split
 from sidelight.methods import Param, register
@@ -98,6 +99,15 @@ def test_tie_break_prefers_lower_w(lab, tmp_path):
     best = max(r["value"] for r in grid)
     tied = [r["params"]["w"] for r in grid if abs(r["value"] - best) < 1e-12]
     assert sel["selected"]["lab-test-jitter"]["w"] == min(tied)
+
+
+def test_freeze_refuses_a_tie_break_on_a_parameter_the_grid_does_not_vary(lab, tmp_path):
+    proto = json.loads(lab.read_text())
+    proto["selection"]["tie_break"]["lab-test-jitter"].append(["alpha", "asc"])
+    lab.write_text(json.dumps(proto))
+    with pytest.raises(InputError, match="tie_break of 'lab-test-jitter' names alpha"):
+        freeze(lab, tmp_path / "run")
+    assert not (tmp_path / "run" / "freeze.json").exists()
 
 
 @pytest.mark.parametrize("what", ["protocol", "benchmark", "corpus", "implementation"])
