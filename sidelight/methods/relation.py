@@ -74,7 +74,7 @@ RELATION_PARAMS = (
     Param("context_weight", float, 1.0, "query-aware: weight of the link-context part", low=0.0),
     Param("text_weight", float, 1.0, "query-aware: weight of BM25 against the residual question", low=0.0),
     Param("dense_weight", float, 2.0, "query-aware: weight of the record's cosine to the question", low=0.0),
-    Param("anchor_weight", float, 1.0, "query-aware: weight of how well the named record linking to it "
+    Param("anchor_weight", float, 0.0, "query-aware: weight of how well the named record linking to it "
           "directly fits the question", low=0.0),
     Param("seed_weight", float, 0.0, "query-aware: the same for the entry seeds linking to it directly", low=0.0),
 )

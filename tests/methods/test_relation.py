@@ -75,13 +75,14 @@ def test_aliases_anchor_and_no_cue_means_no_type_part(typed):
 def test_every_hit_is_reached_through_an_edge_with_its_score_parts(typed):
     for q in ["a kind of tree that grows in swamps", "what is part of a tree", "plant land"]:
         for rank in ("query-aware", "activation"):
-            r = relation_rank(typed, q, None, {"rank": rank})
+            weights = {"anchor_weight": 1.5, "seed_weight": 0.5} if rank == "query-aware" else {}
+            r = relation_rank(typed, q, None, {"rank": rank, **weights})
             for h, parts in zip(r.hits, r.parts):
                 assert h.path and h.path[-1].target == h.node and h.path[0].source in [a.position for a in r.anchors]
                 if rank == "query-aware":
-                    want = (parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text", "anchor"))
-                            + 2 * parts["dense"])
-                    assert h.activation == pytest.approx(want)  # default weights: 1, dense 2, seed 0
+                    want = (parts["graph"] + sum(parts[k] for k in ("hop", "type", "context", "text"))
+                            + 2 * parts["dense"] + 1.5 * parts["anchor"] + 0.5 * parts["seed"])
+                    assert h.activation == pytest.approx(want)  # default weights: 1, dense 2
             scores = [h.activation for h in r.hits]
             assert scores == sorted(scores, reverse=True)
 
@@ -108,7 +109,8 @@ def test_the_best_fitting_named_records_are_the_anchors_whichever_word_named_the
     corpus = Corpus("places", recs, [Edge("m", "c", "instance-hypernym")])
     index = Index.build(corpus, TokenizerConfig(stopwords="lucene-en-v1"), progress=False)
     # "kind of place": the cue speaks of the word "place", whose three senses fit the question worst
-    r = relation_rank(index, "what kind of place is mashhad, holy to the people of iran", 10, {"max_anchors": 2})
+    r = relation_rank(index, "what kind of place is mashhad, holy to the people of iran", 10,
+                      {"max_anchors": 2, "anchor_weight": 1.0})
     assert index.ids[r.anchors[0].position] == "m" and len([a for a in r.anchors if a.why == "name"]) == 2
     assert ids(index, r) == ["c"] and r.parts[0]["anchor"] == 1.0
 
