@@ -5,7 +5,7 @@
 import { pairwiseSum, scaled, topK } from "./numeric.js";
 
 const TOKEN = /[a-z0-9]+/g;
-const PARTS = ["graph", "hop", "type", "context", "text", "dense"];
+const PARTS = ["graph", "hop", "type", "context", "text", "dense", "anchor", "seed"];
 
 export const nameTokens = (text) => text.toLowerCase().match(TOKEN) || [];
 
@@ -122,10 +122,10 @@ export class Relation {
     if (cued) for (let i = cued.start; i < cued.end; i++) used.add(i);
     const residual = tokens.filter((t, i) => !used.has(i) && !this.residualStop.has(t)).join(" ");
     const ranked = [];
-    for (const m of matches) for (const p of m.positions) ranked.push([m === cued ? 0 : 1, -prior[p], this.e.idRank[p], p, m]);
-    ranked.sort((x, y) => x[0] - y[0] || x[1] - y[1] || x[2] - y[2]);
+    for (const m of matches) for (const p of m.positions) ranked.push([-prior[p], this.e.idRank[p], p, m]);
+    ranked.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
     const out = [], seen = new Set();
-    for (const [, , , p, m] of ranked) {
+    for (const [, , p, m] of ranked) {
       if (!seen.has(p) && out.length < maxAnchors) {
         seen.add(p);
         out.push({ position: p, why: "name", name: m.name, cue: m === cued ? cue.phrase : "" });
@@ -247,7 +247,7 @@ export class Relation {
       score = act.activation;
       order = byScore(score).slice(0, limit ?? undefined);
     } else {
-      parts = this._parts(act, p, types, seeds, residual, dense, share);
+      parts = this._parts(act, p, types, seeds, residual, dense ?? bm25, dense, share);
       score = act.nodes.map((_, j) => parts.graph[j] + PARTS.slice(1).reduce((s, k) => s + p[`${k}_weight`] * parts[k][j], 0));
       const named = new Set(seeds.filter((a) => a.why === "name").map((a) => a.position));
       order = byScore(score).filter((j) => !named.has(act.nodes[j])).slice(0, limit ?? undefined);
@@ -262,15 +262,28 @@ export class Relation {
     return out;
   }
 
-  _parts(act, p, types, seeds, residual, dense, share) {
+  /** Per reached node: the best positive `fit` of a `sources` record with an edge straight to it, / max. */
+  linkedFit(nodes, sources, fit) {
+    const { rel_ptr: ptr, rel_idx: idx } = this.e.a;
+    const at = new Map(nodes.map((v, j) => [v, j])), out = new Array(nodes.length).fill(0.0);
+    for (const s of sources) {
+      for (let k = ptr[s]; k < ptr[s + 1]; k++) {
+        const j = at.get(idx[k]);
+        if (j !== undefined) out[j] = Math.max(out[j], Math.max(fit[s], 0.0));
+      }
+    }
+    return scaled(out);
+  }
+
+  _parts(act, p, types, seeds, residual, fit, dense, share) {
     const e = this.e, n = act.nodes.length;
     const parts = { graph: scaled(act.activation), hop: act.credit.map((c) => p.decay ** (c.hop - 1.0)),
                     type: new Array(n).fill(0.0), dense: new Array(n).fill(0.0) };
     const wanted = new Set(types.filter((t) => this.typeNames.includes(t)).map((t) => this.typeNames.indexOf(t)));
-    const cued = seeds.filter((a) => a.cue).map((a) => a.position);
-    if (wanted.size && cued.length) {
+    const named = seeds.filter((a) => a.why === "name").map((a) => a.position);
+    if (wanted.size && named.length) {
       const typed = share.map((s, slot) => (wanted.has(e.a.rel_type[slot]) ? s : 0.0));
-      const reached = new Set(this.activate(cued, p.hops, p.decay, typed).nodes);
+      const reached = new Set(this.activate(named, p.hops, p.decay, typed).nodes);
       act.nodes.forEach((v, j) => { if (reached.has(v)) parts.type[j] = 1.0; });
     }
     const terms = residual ? e.queryTerms(residual) : [];
@@ -288,6 +301,8 @@ export class Relation {
       parts.text = scaled(act.nodes.map((v) => text[v]));
     } else parts.text = new Array(n).fill(0.0);
     if (dense) parts.dense = scaled(act.nodes.map((v) => dense[v]), true);
+    parts.anchor = this.linkedFit(act.nodes, named, fit);
+    parts.seed = this.linkedFit(act.nodes, seeds.filter((a) => a.why !== "name").map((a) => a.position), fit);
     return parts;
   }
 }
