@@ -19,6 +19,7 @@ class AdaptConfig:
     learning_rate: float = 5e-5
     warmup_fraction: float = 0.05
     scale: float = 20.0          # MultipleNegativesRankingLoss temperature (1/scale)
+    mini_batch: int = 0          # >0: GradCache (the same loss, encoded this many texts at a time: less memory, more compute)
     max_pairs: int = 40_000      # self-supervised pairs drawn from the corpus (seeded sample)
     hard_negatives: bool = True  # one BM25-mined negative per pair
     keep_anchor: float = 0.1     # share of cloze positives that keep the anchor sentence (Lee et al.)
@@ -29,7 +30,7 @@ class AdaptConfig:
     def __post_init__(self) -> None:
         checks = {"minutes": self.minutes >= 0, "batch_size": self.batch_size >= 2, "max_length": self.max_length >= 8,
                   "learning_rate": self.learning_rate > 0, "keep_anchor": 0 <= self.keep_anchor <= 1, "warmup_fraction": 0 <= self.warmup_fraction < 1,
-                  "scale": self.scale > 0, "max_pairs": self.max_pairs >= 1, "threads": self.threads >= 1,
+                  "scale": self.scale > 0, "max_pairs": self.max_pairs >= 1, "threads": self.threads >= 1, "mini_batch": self.mini_batch >= 0,
                   "supervised_repeats": self.supervised_repeats >= 1}
         bad = [k for k, ok in checks.items() if not ok]
         if bad:

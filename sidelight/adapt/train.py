@@ -76,13 +76,15 @@ def _batches(pairs: list[Pair], batch_size: int, seed: int) -> list[list[Pair]]:
 def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> TrainLog:
     """Fine-tune `model` in place on `pairs` until one pass is done or `cfg.minutes` run out."""
     import torch
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import (CachedMultipleNegativesRankingLoss,
+                                                                   MultipleNegativesRankingLoss)
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     model.max_seq_length = cfg.max_length
     model.train()
-    loss_fn = MultipleNegativesRankingLoss(model, scale=cfg.scale)
+    loss_fn = (CachedMultipleNegativesRankingLoss(model, scale=cfg.scale, mini_batch_size=cfg.mini_batch)
+               if cfg.mini_batch else MultipleNegativesRankingLoss(model, scale=cfg.scale))
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
     with_negatives = cfg.hard_negatives and all(p.negative is not None for p in pairs)
     batches = _batches(pairs, cfg.batch_size, cfg.seed)

@@ -65,6 +65,28 @@ def test_training_is_deterministic_on_one_thread(glosses):
     np.testing.assert_allclose(curves[0], curves[1], rtol=0, atol=1e-6)
 
 
+def test_gradcache_trains_the_same_loss_as_the_whole_batch_at_once(glosses):
+    """`mini_batch` encodes the batch in chunks (GradCache); the plain loss on the whole batch is the oracle
+    (dropout off: the two draw their dropout masks in different chunks)."""
+    import torch
+
+    from sidelight.adapt.pairs import mine_negatives
+
+    def without_dropout(model):
+        for m in model.modules():
+            if isinstance(m, torch.nn.Dropout):
+                m.p = 0.0
+        return model
+
+    index = Index.build(Corpus("t", glosses[:64], title_weight=2), progress=False)
+    pairs = mine_negatives(index, corpus_pairs(index, 64, seed=0), seed=0, progress=False)[:32]
+    curves = [train(without_dropout(load_base(32)), pairs, AdaptConfig(minutes=5, batch_size=8, max_length=32, threads=1,
+                                                                       seed=3, mini_batch=m), progress=False).losses
+              for m in (0, 3)]
+    assert len(curves[0]) == 4
+    np.testing.assert_allclose(curves[1], curves[0], rtol=0, atol=1e-4)
+
+
 @pytest.fixture(scope="module")
 def adapted(tmp_path_factory, glosses):
     """`sidelight adapt` on a small index with a few seconds of budget, and that index."""
