@@ -23,15 +23,15 @@ def register(sub) -> None:
     p.add_argument("--train-queries", type=Path, help="BEIR queries.jsonl holding the training queries")
     p.add_argument("--train-qrels", type=Path, help="qrels TSV of the training split only (never test)")
     defaults = AdaptConfig()
-    p.add_argument("--minutes", type=float, default=defaults.minutes, help=f"training budget in minutes; default {defaults.minutes:g}")
+    p.add_argument("--minutes", type=float, default=defaults.minutes, help=f"training budget in minutes (pairs before and the export after take about one more); default {defaults.minutes:g}")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size)
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="wordpieces per training text")
     p.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     p.add_argument("--max-pairs", type=int, default=defaults.max_pairs, help="self-supervised pairs drawn from the corpus")
     p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only")
     p.add_argument("--mini-batch", type=int, default=defaults.mini_batch,
-                   help="encode this many texts at a time (GradCache: the same loss in less memory, about a third "
-                        f"more compute); 0: the whole batch at once; default {defaults.mini_batch}")
+                   help="encode this many texts at a time (GradCache: the same loss in a fraction of the "
+                        f"memory); 0: the whole batch at once; default {defaults.mini_batch}")
     p.add_argument("--keep-anchor", type=float, default=defaults.keep_anchor,
                    help=f"share of cloze positives that keep their anchor sentence; default {defaults.keep_anchor:g}")
     p.add_argument("--seed", type=int, default=defaults.seed)
