@@ -6,6 +6,7 @@ the budget is wall time (stop cleanly between steps, then export), the trainer w
 `datasets` and `accelerate` into the extra, and one thread with a fixed seed must give the same loss
 curve. Learning rate: linear warm-up, then linear decay to zero at the last step: the last the pairs
 allow, or (re-planned after `PLAN_AFTER` steps from their measured pace) the last the budget allows.
+Training ends at that step (or at the deadline, should the pace slow down).
 """
 
 from __future__ import annotations
@@ -100,8 +101,9 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
     deadline = start + budget
     with progress_bar(len(batches), "adapting", progress) as advance:
         for batch in batches:
-            if time.monotonic() >= deadline:
-                log.stopped_by = "budget"
+            # past the planned steps the learning rate is zero: further steps would not change the model
+            if time.monotonic() >= deadline or log.steps >= log.planned_steps:
+                log.stopped_by = "budget" if log.steps < len(batches) else "pairs"
                 break
             columns = [[p.anchor for p in batch], [p.positive for p in batch]]
             if with_negatives:

@@ -65,6 +65,30 @@ def test_training_is_deterministic_on_one_thread(glosses):
     np.testing.assert_allclose(curves[0], curves[1], rtol=0, atol=1e-6)
 
 
+def test_training_ends_at_the_step_the_budget_planned(glosses, monkeypatch):
+    """After `PLAN_AFTER` steps the schedule is fitted to the budget and the learning rate reaches zero
+    at the planned step: training stops there, before the deadline, not with steps that change nothing.
+    A fake clock makes the first steps slow (the plan) and the rest fast, on every machine alike."""
+    import itertools
+
+    from sidelight.adapt import train as train_mod
+
+    readings = itertools.count()
+
+    def clock() -> float:
+        n = next(readings)
+        return 3.0 * n if n < 25 else 75.0 + (n - 25)
+
+    monkeypatch.setattr(train_mod.time, "monotonic", clock)
+    index = Index.build(Corpus("t", glosses[:160], title_weight=2), progress=False)
+    pairs = corpus_pairs(index, 160, seed=0)
+    cfg = AdaptConfig(minutes=2, batch_size=2, max_length=16, hard_negatives=False, threads=1, mini_batch=0)
+    log = train(load_base(16), pairs, cfg, progress=False)
+    assert train_mod.PLAN_AFTER < log.planned_steps < len(pairs) // 2
+    assert log.steps == log.planned_steps and log.stopped_by == "budget"
+    assert clock() < 120  # the deadline was not what stopped it
+
+
 def test_gradcache_trains_the_same_loss_as_the_whole_batch_at_once(glosses):
     """`mini_batch` encodes the batch in chunks (GradCache); the plain loss on the whole batch is the oracle
     (dropout off: the two draw their dropout masks in different chunks)."""
