@@ -1,8 +1,10 @@
 """`sidelight adapt` on SciFact, FOLDOC and all of WordNet: wall time, peak memory, the export check.
 
-Each corpus is adapted in its own child process (2 threads, the default 20-minute budget) and the
-model folder is kept under .cache/models/ for the lab protocols that compare it
-(protocols/scifact-adapt.json, foldoc-adapt.json, describe-v1.json):
+Each corpus is adapted in its own child process (2 threads, adapt's defaults: an 18-minute training
+budget, GradCache mini-batches of 16) and the model folder is kept under .cache/models/ for the lab
+protocols that compare it (protocols/scifact-adapt-v2.json, foldoc-adapt.json, describe-v1.json;
+the models of scifact-adapt, scifact-passages and foldoc-adapt were made before GradCache, with
+`--minutes 20 --mini-batch 0`):
 
 * scifact: 6,000 cloze pairs from the abstracts plus the SciFact *train* split's fit queries
   (`random.Random(45110).sample(sorted(train ids), 600)`, as the pilot; each judgement 4 times);
@@ -10,7 +12,8 @@ model folder is kept under .cache/models/ for the lab protocols that compare it
 * foldoc: 40,000 cloze pairs from FOLDOC's records only (no benchmark query);
 * wordnet-all: 20,000 cloze pairs (gloss -> the synset's words; half keep the gloss), 12 minutes.
 
-    .venv/bin/python bench/adapt.py --json bench/results/adapt.json [--corpora scifact foldoc] [--minutes M] [--force]
+    .venv/bin/python bench/adapt.py --json bench/results/adapt.json [--corpora scifact foldoc] [--minutes M]
+        [--mini-batch N] [--force]
 
 An existing model folder is kept (its manifest is reported, without a fresh peak-memory figure)
 unless --force. Run nothing else heavy at the same time: the budget is wall time.
@@ -65,6 +68,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=list(CORPORA))
     ap.add_argument("--minutes", type=float, default=None, help="training budget (default: adapt's own)")
+    ap.add_argument("--mini-batch", type=int, default=None, help="GradCache mini-batch (default: adapt's own; 0: off)")
     ap.add_argument("--force", action="store_true", help="adapt again even where a model folder exists")
     args = ap.parse_args()
     exe = str(Path(sys.executable).with_name("sidelight"))
@@ -75,6 +79,7 @@ def main() -> int:
         if not (index / "index.json").is_file():
             subprocess.run([exe, "index", name, "-o", str(index), "-q"], check=True)
         extra = list(CORPORA[name]) + (["--minutes", str(args.minutes)] if args.minutes is not None else [])
+        extra += ["--mini-batch", str(args.mini_batch)] if args.mini_batch is not None else []
         if name == "scifact":
             q, r = fit_split_files(cache_dir() / "adapt-data" / "scifact-fit")
             extra += ["--train-queries", str(q), "--train-qrels", str(r)]
