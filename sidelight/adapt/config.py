@@ -14,7 +14,7 @@ class AdaptConfig:
     """Training budget and hyper-parameters. Defaults fit a whole run (pairs, training, export) into
     20 minutes and 6 GB on 2 CPU cores (`bench/adapt.py`)."""
 
-    minutes: float = 18.0        # wall-time budget for training steps; pairs before it and export after it take about a minute
+    minutes: float = 18.0        # wall-time budget for training steps; pairs before and the export after add about 20 s
     batch_size: int = 32         # anchors per step; every other positive in the batch is a negative
     max_length: int = 128        # wordpieces per training text (the exported model keeps 256)
     learning_rate: float = 5e-5

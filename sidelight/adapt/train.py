@@ -103,7 +103,7 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
         for batch in batches:
             # past the planned steps the learning rate is zero: further steps would not change the model
             if time.monotonic() >= deadline or log.steps >= log.planned_steps:
-                log.stopped_by = "budget" if log.steps < len(batches) else "pairs"
+                log.stopped_by = "budget"
                 break
             columns = [[p.anchor for p in batch], [p.positive for p in batch]]
             if with_negatives:
