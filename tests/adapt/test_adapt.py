@@ -1,7 +1,7 @@
 """Adaptation with the real training stack (the `adapt` extra, installed by `make install`): it beats
 the frozen model on held-out records, it is deterministic on one thread, GradCache trains the whole
-batch's loss, training ends at the planned step, the export check refuses a corrupted export, the CLI writes a model folder the dense lane loads, and without the extra the
-error says what to install."""
+batch's loss, training ends at the planned step, the export check refuses a corrupted export, the
+CLI writes a model folder the dense lane loads, and without the extra the error says what to install."""
 
 from __future__ import annotations
 
