@@ -60,13 +60,12 @@ def main() -> int:
         for subset in itertools.combinations(args.labels, n):
             for kind in [*NORMS, "rrf"]:
                 best = None
-                for weights in ([(1.0,) * n] if kind == "rrf" else weight_grid(n, args.step)):
-                    fused = (fuse([runs[lab] for lab in subset], norm="rank", method="rrf", params={"k": 60})
-                             if kind == "rrf" else
-                             fuse([runs[lab] for lab in subset], norm=NORMS[kind], method="wsum",
-                                  params={"weights": list(weights)}))
+                rrf = kind == "rrf"
+                for weights in ([(1.0,) * n] if rrf else weight_grid(n, args.step)):
+                    fused = fuse([runs[lab] for lab in subset], norm="rank" if rrf else NORMS[kind],
+                                 method="rrf" if rrf else "wsum", params={"k": 60} if rrf else {"weights": list(weights)})
                     value = float(evaluate(qrels, fused, METRIC))
-                    if best is None or value > best[0] + 1e-12:
+                    if best is None or value > best[0]:  # ties: the first weights of the grid
                         best = (value, weights)
                 out["fused"].append({"labels": list(subset), "fusion": kind, "weights": list(best[1]), METRIC: best[0]})
                 rows.append([" + ".join(subset), kind, ", ".join(f"{w:g}" for w in best[1]), f"{best[0]:.4f}"])

@@ -23,7 +23,9 @@ def register(sub) -> None:
     p.add_argument("--train-queries", type=Path, help="BEIR queries.jsonl holding the training queries")
     p.add_argument("--train-qrels", type=Path, help="qrels TSV of the training split only (never test)")
     defaults = AdaptConfig()
-    p.add_argument("--minutes", type=float, default=defaults.minutes, help=f"training budget in minutes (pairs before and the export after add about 20 s); default {defaults.minutes:g}")
+    p.add_argument("--minutes", type=float, default=defaults.minutes,
+                   help=f"training budget in minutes (pairs before and the export after add about 20 s); "
+                        f"default {defaults.minutes:g}")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size)
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="wordpieces per training text")
     p.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
