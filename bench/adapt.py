@@ -10,8 +10,7 @@ the models of scifact-adapt, scifact-passages and foldoc-adapt were made before 
   (`random.Random(45110).sample(sorted(train ids), 600)`, as the pilot; each judgement 4 times);
   the other 209 train queries stay out of training for dev selection, the test split is never read;
 * foldoc: 40,000 cloze pairs from FOLDOC's records only (no benchmark query);
-* wordnet-all: 40,000 cloze pairs (the definition, never a usage example -> the synset's words; half
-  keep the gloss), batches of 64 at 64 wordpieces formed within runs of 50 batches of near length.
+* wordnet-all: 20,000 cloze pairs (gloss -> the synset's words; half keep the gloss), 12 minutes.
 
     .venv/bin/python bench/adapt.py --json bench/results/adapt.json [--corpora scifact foldoc] [--minutes M]
         [--mini-batch N] [--force]
@@ -38,8 +37,7 @@ from sidelight.config import cache_dir, dataset_path  # noqa: E402
 from sidelight.corpus.beir import load_queries, read_qrels  # noqa: E402
 
 CORPORA = {"scifact": ["--max-pairs", "6000"], "foldoc": ["--max-pairs", "40000"],
-           "wordnet-all": ["--keep-anchor", "0.5", "--batch-size", "64", "--max-length", "64", "--mini-batch", "0",
-                           "--anchor", "first", "--length-window", "50"]}
+           "wordnet-all": ["--max-pairs", "20000", "--keep-anchor", "0.5", "--minutes", "12"]}
 FIT_SEED, N_FIT = 45110, 600
 
 

@@ -25,8 +25,6 @@ class AdaptConfig:
     hard_negatives: bool = True  # one BM25-mined negative per pair
     keep_anchor: float = 0.1     # share of cloze positives that keep the anchor sentence (Lee et al.)
     supervised_repeats: int = 4  # each (train query, relevant record) pair appears this many times
-    anchor: str = "any"          # cloze anchor: any segment, or "first" (a dictionary's definition, not its examples)
-    length_window: int = 0       # >0: batches formed within windows of this many batches sorted by length (less padding)
     seed: int = 0
     threads: int = 2
 
@@ -34,8 +32,7 @@ class AdaptConfig:
         checks = {"minutes": self.minutes >= 0, "batch_size": self.batch_size >= 2, "max_length": self.max_length >= 8,
                   "learning_rate": self.learning_rate > 0, "keep_anchor": 0 <= self.keep_anchor <= 1, "warmup_fraction": 0 <= self.warmup_fraction < 1,
                   "scale": self.scale > 0, "max_pairs": self.max_pairs >= 1, "threads": self.threads >= 1, "mini_batch": self.mini_batch >= 0,
-                  "supervised_repeats": self.supervised_repeats >= 1,
-                  "anchor": self.anchor in ("any", "first"), "length_window": self.length_window >= 0}
+                  "supervised_repeats": self.supervised_repeats >= 1}
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise InputError(f"adapt: bad setting {bad[0]}={getattr(self, bad[0])!r}")

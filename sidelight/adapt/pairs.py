@@ -57,18 +57,14 @@ def _without_names(text: str, names: list[str]) -> str:
     return " ".join(text.split())
 
 
-def cloze_pair(index: "Index", position: int, rng: random.Random, keep: float = 0.0,
-               first: bool = False) -> Pair | None:
+def cloze_pair(index: "Index", position: int, rng: random.Random, keep: float = 0.0) -> Pair | None:
     """One inverse-cloze pair for a record, or None when it has no segment long enough. With
     probability `keep` the positive is the whole record, anchor included (as Lee et al. do, so the
-    model keeps matching a record that does contain the query's words). `first`: the anchor is the
-    record's first segment (a dictionary's definition; its usage examples, with the word cut out,
-    read like nothing a person would ask)."""
+    model keeps matching a record that does contain the query's words)."""
     rec = index.corpus.records[position]
     parts = segments(rec.text)
     names = [rec.title, *rec.aliases]
-    choices = [i for i, s in enumerate(parts[:1] if first else parts)
-               if len(_without_names(s, names).split()) >= MIN_ANCHOR_WORDS]
+    choices = [i for i, s in enumerate(parts) if len(_without_names(s, names).split()) >= MIN_ANCHOR_WORDS]
     if not choices:
         return None
     cut = rng.choice(choices)
@@ -86,12 +82,12 @@ def rest_of(index: "Index", position: int, cut: int | None) -> str:
     return index.corpus.indexed_text(Record(rec.id, rec.title, text, aliases=rec.aliases)).strip()
 
 
-def corpus_pairs(index: "Index", max_pairs: int, seed: int, keep: float = 0.0, first: bool = False) -> list[Pair]:
+def corpus_pairs(index: "Index", max_pairs: int, seed: int, keep: float = 0.0) -> list[Pair]:
     """Inverse-cloze pairs for a seeded sample of up to `max_pairs` records (corpus order kept)."""
     rng = random.Random(seed)
     n = len(index.corpus)
     positions = sorted(rng.sample(range(n), min(n, max_pairs)))
-    return [p for p in (cloze_pair(index, i, rng, keep, first) for i in positions) if p is not None]
+    return [p for p in (cloze_pair(index, i, rng, keep) for i in positions) if p is not None]
 
 
 def qrels_pairs(index: "Index", queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],

@@ -48,7 +48,7 @@ def pairs_sha256(pairs: list[Pair]) -> str:
 def training_pairs(index: "Index", cfg: AdaptConfig, queries: Mapping[str, str] | None = None,
                    qrels: Mapping[str, Mapping[str, int]] | None = None, progress: bool = True) -> list[Pair]:
     """Inverse-cloze pairs from the corpus plus supervised pairs from training qrels, with negatives."""
-    pairs = corpus_pairs(index, cfg.max_pairs, cfg.seed, cfg.keep_anchor, cfg.anchor == "first")
+    pairs = corpus_pairs(index, cfg.max_pairs, cfg.seed, cfg.keep_anchor)
     if qrels:
         pairs += qrels_pairs(index, queries or {}, qrels, cfg.supervised_repeats)
     if not pairs:

@@ -51,19 +51,11 @@ class TrainLog:
     losses: list[float] = field(default_factory=list)
 
 
-def _batches(pairs: list[Pair], batch_size: int, seed: int, window: int = 0) -> list[list[Pair]]:
+def _batches(pairs: list[Pair], batch_size: int, seed: int) -> list[list[Pair]]:
     """One seeded shuffle into full batches; a batch never holds one record or one anchor twice
-    (it would count a correct answer as a negative). A pair that would repeat waits for the next batch.
-    `window` > 0: the shuffled pairs are sorted by length within runs of `window` batches and the
-    batches shuffled again, so a batch pads its texts to a near length (short dictionary texts padded
-    to their batch's longest cost several times their own compute)."""
-    rng = random.Random(seed)
-    order = list(pairs)
-    rng.shuffle(order)
-    if window:
-        size = window * batch_size
-        order = [p for i in range(0, len(order), size) for p in sorted(order[i:i + size], key=_length)]
-    queue = deque(order)
+    (it would count a correct answer as a negative). A pair that would repeat waits for the next batch."""
+    queue = deque(pairs)
+    random.Random(seed).shuffle(queue)
     batches: list[list[Pair]] = []
     while len(queue) >= batch_size:
         batch, records, anchors, waiting = [], set(), set(), []
@@ -79,13 +71,7 @@ def _batches(pairs: list[Pair], batch_size: int, seed: int, window: int = 0) -> 
         if len(batch) < batch_size:
             break
         batches.append(batch)
-    if window:
-        rng.shuffle(batches)
     return batches
-
-
-def _length(p: Pair) -> int:
-    return max(len(p.anchor), len(p.positive), len(p.negative or ""))
 
 
 def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> TrainLog:
@@ -102,7 +88,7 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
                if cfg.mini_batch else MultipleNegativesRankingLoss(model, scale=cfg.scale))
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
     with_negatives = cfg.hard_negatives and all(p.negative is not None for p in pairs)
-    batches = _batches(pairs, cfg.batch_size, cfg.seed, cfg.length_window)
+    batches = _batches(pairs, cfg.batch_size, cfg.seed)
     log = TrainLog(planned_steps=len(batches))
     budget = 60.0 * cfg.minutes
 

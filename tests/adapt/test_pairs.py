@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
-from sidelight.adapt import AdaptConfig
 from sidelight.adapt.pairs import NEGATIVE_RANKS, Pair, cloze_pair, corpus_pairs, mine_negatives, qrels_pairs, segments
 from sidelight.adapt.train import _batches
 from sidelight.corpus.model import Corpus, Record
-from sidelight.errors import InputError
 from sidelight.index import Index
 
 
@@ -44,14 +40,6 @@ def test_cloze_anchor_never_names_the_record_and_the_positive_is_the_rest():
     assert len(corpus_pairs(index, 5, seed=3)) == 5
 
 
-def test_first_anchor_is_the_definition_never_a_usage_example():
-    index = _index()
-    anchors = {cloze_pair(index, 0, random.Random(seed), first=True).anchor for seed in range(20)}
-    assert anchors == {"a tower with a bright lamp"}  # never "the warned the ships"
-    anchors = {cloze_pair(index, 0, random.Random(seed)).anchor for seed in range(20)}
-    assert "the warned the ships" in anchors  # without `first`, the example can be drawn
-
-
 def test_batches_are_full_and_never_repeat_a_record_or_an_anchor():
     rng = random.Random(7)
     pairs = [Pair(f"q{rng.randrange(30)}", "p", rng.randrange(12)) for _ in range(200)]
@@ -60,21 +48,6 @@ def test_batches_are_full_and_never_repeat_a_record_or_an_anchor():
     for b in batches:
         assert len({p.record for p in b}) == 8 and len({p.anchor for p in b}) == 8
     assert _batches(pairs, 8, seed=1) == batches  # seeded
-
-
-def test_length_windows_batch_near_lengths_and_keep_every_pair():
-    rng = random.Random(3)
-    pairs = [Pair(f"q{i}", "x" * rng.randrange(1, 400), i) for i in range(256)]
-    plain, windowed = _batches(pairs, 8, seed=2), _batches(pairs, 8, seed=2, window=4)
-    assert sorted(p.record for b in windowed for p in b) == list(range(256))  # same pairs, each once
-
-    def spread(batches):  # mean (longest - shortest) positive within a batch
-        return sum(max(len(p.positive) for p in b) - min(len(p.positive) for p in b) for b in batches) / len(batches)
-
-    assert spread(windowed) < spread(plain) / 3
-    assert _batches(pairs, 8, seed=2, window=4) == windowed  # seeded
-    lengths = [len(b[0].positive) for b in windowed]
-    assert lengths != sorted(lengths)  # batch order shuffled again, not short-to-long within a window
 
 
 def test_qrels_pairs_repeat_each_positive_judgement():
@@ -96,9 +69,3 @@ def test_negatives_come_from_bm25_ranks_3_to_10_in_the_positive_form():
         assert p.negative in [f"{r.title} {r.title}" for r in ranked]
     for p in mine_negatives(index, whole, seed=0, progress=False):  # a whole neighbour
         assert p.negative in [index.corpus.indexed_text(r) for r in ranked]
-
-
-def test_settings_outside_their_range_are_refused_by_name():
-    for bad in ({"anchor": "middle"}, {"length_window": -1}, {"batch_size": 1}):
-        with pytest.raises(InputError, match=f"bad setting {next(iter(bad))}="):
-            AdaptConfig(**bad)
