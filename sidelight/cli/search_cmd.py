@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..index import Index
 from ..methods import get_method, method_spec, method_specs
-from ..lanes.lookup import PARTS_OF_SPEECH
+from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
 from .args import add_filter, add_json, add_top_k, check_top_k
 from .output import parse_filter, parse_params, print_json, table
 
@@ -33,6 +33,9 @@ def register(sub) -> None:
     add_top_k(lk, 10, "words returned")
     lk.add_argument("--pos", choices=sorted(PARTS_OF_SPEECH), help="only senses of this part of speech")
     lk.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
+    lk.add_argument("--prior", type=float, default=0.0, metavar="W",
+                    help="add W * ln(1 + the word's frequency in the dictionary's tagged texts) to each word's "
+                         "score: common words first (0: off)")
     add_json(lk)
     lk.set_defaults(func=run_lookup)
 
@@ -62,8 +65,9 @@ def run_search(args: argparse.Namespace) -> int:
 def run_lookup(args: argparse.Namespace) -> int:
     k = check_top_k(args)
     get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
+    PRIOR.check("lookup", args.prior)
     index = Index.load(args.index)
-    words = index.lookup(args.description, k, args.method, args.pos, **parse_params(args.param))
+    words = index.lookup(args.description, k, args.method, args.pos, prior=args.prior, **parse_params(args.param))
     if args.json:
         print_json({"query": args.description, "method": args.method,
                     "results": [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]})

@@ -127,6 +127,24 @@ def read_index(suffix: str, folder: str | Path = WORDNET_DIR) -> dict[str, tuple
     return out
 
 
+def read_word_counts(folder: str | Path = WORDNET_DIR) -> dict[str, int]:
+    """How often each word was tagged in WordNet's sense-tagged corpora (SemCor), summed over its
+    senses: ``cntlist.rev`` lines ``lemma%sense_key sense_number tag_cnt`` (cntlist(5WN)), keyed by the
+    lower-cased lemma with spaces. Empty when the file is absent (it is optional)."""
+    path = Path(folder) / "cntlist.rev"
+    counts: dict[str, int] = {}
+    if not path.is_file():
+        return counts
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        f = line.split()
+        try:
+            word = f[0].split("%", 1)[0].replace("_", " ").lower()
+            counts[word] = counts.get(word, 0) + int(f[2])
+        except (IndexError, ValueError):
+            raise InputError(f"{path}:{lineno}: malformed cntlist line") from None
+    return counts
+
+
 def _case_distinct(lemmas: list[str]) -> list[str]:
     """The lemmas with case variants of one word kept once, first spelling first (as wnstats(7WN)
     counts word-sense pairs: a synset listing "Aare" and "aare" has one sense of that word)."""
@@ -168,13 +186,15 @@ def load_wordnet_all(folder: str | Path = WORDNET_DIR, *, name: str = "wordnet-a
 
     id: ``POS:offset`` with POS n, v, a (adjectives and their satellites) or r; title: first lemma;
     aliases: the other lemmas; text: the gloss; metadata: pos (noun, verb, adjective, adjective
-    satellite, adverb), lexname, lex_filenum. Every pointer between synsets is a typed edge,
-    across parts of speech too (derivation, pertainym, also-see, similar-to, attribute, ...);
-    lexical pointers count at synset level; duplicates and self loops are dropped. Indexed text:
-    the first lemma twice, the other lemmas once (a word is found through any of its senses'
-    lemmas), then the gloss.
+    satellite, adverb), lexname, lex_filenum, word_counts (each word's SemCor tag count, aligned
+    with title + aliases: `read_word_counts`, a reverse dictionary's frequency prior). Every
+    pointer between synsets is a typed edge, across parts of speech too (derivation, pertainym,
+    also-see, similar-to, attribute, ...); lexical pointers count at synset level; duplicates and
+    self loops are dropped. Indexed text: the first lemma twice, the other lemmas once (a word is
+    found through any of its senses' lemmas), then the gloss.
     """
     folder = Path(folder)
+    counts = read_word_counts(folder)
     records: list[Record] = []
     pending: list[tuple[str, str, str]] = []
     for stem, (prefix, ss_types) in DATA_FILES.items():
@@ -187,6 +207,7 @@ def load_wordnet_all(folder: str | Path = WORDNET_DIR, *, name: str = "wordnet-a
                     pending.append((rid, tid, POINTER_TYPES.get(sym, sym)))
             records.append(Record(id=rid, title=lemmas[0], text=gloss, aliases=tuple(lemmas[1:]),
                                   metadata={"pos": ss_types[ss_type], "lexname": _lexname(lex_filenum),
-                                            "lex_filenum": lex_filenum}))
+                                            "lex_filenum": lex_filenum,
+                                            "word_counts": [counts.get(w.lower(), 0) for w in lemmas]}))
     edges = [Edge(source=s, target=t, type=ty) for s, t, ty in dict.fromkeys(pending)]
     return Corpus(name=name, records=records, edges=edges, title_weight=2, alias_weight=1)

@@ -426,11 +426,12 @@ class Index:
         return Run(out, m.name, name=m.name)
 
     def lookup(self, description: str, k: int = 10, method: str = "bm25", pos: str | None = None,
-               **params) -> Results:
-        """Words for a description (a reverse dictionary; see `sidelight.lanes.lookup`)."""
+               prior: float = 0.0, **params) -> Results:
+        """Words for a description (a reverse dictionary; `prior`: weight of the word-frequency prior;
+        see `sidelight.lanes.lookup`)."""
         from ..lanes.lookup import lookup
 
-        return lookup(self, description, k, method, pos, **params)
+        return lookup(self, description, k, method, pos, prior=prior, **params)
 
     def results(self, ranking, query: str = "", method: str = "") -> Results:
         """A `Ranking` (positions, scores) as `Results` with ids, ranks and titles."""

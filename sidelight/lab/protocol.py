@@ -17,6 +17,7 @@ from pathlib import Path
 from ..corpus.model import Corpus
 from ..errors import InputError
 from ..index.store import sha256_file
+from ..lanes.lookup import PRIOR
 from .benchmark import Benchmark, load_beir_benchmark, load_concept_benchmark, load_describe_benchmark
 from .metrics import parse_metric
 from .pick import check_pick
@@ -199,12 +200,18 @@ class Protocol:
         """Every fixed parameter and every grid value, checked by the method's declaration."""
         from ..methods import check_params
 
+        def check(params: dict) -> None:
+            if self.kind == "describe" and "prior" in params:  # a word-level parameter (lanes.lookup)
+                params = dict(params)
+                PRIOR.check(spec["name"], params.pop("prior"))
+            check_params(method_of(spec), params)
+
         fixed = spec.get("params", {})
         try:
-            check_params(method_of(spec), fixed)
+            check(fixed)
             for key, values in spec.get("grid", {}).items():
                 for v in values:
-                    check_params(method_of(spec), {**fixed, key: v})
+                    check({**fixed, key: v})
         except InputError as exc:
             raise InputError(f"{self.path}: {exc}") from None
 

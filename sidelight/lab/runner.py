@@ -195,15 +195,17 @@ def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
     """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked.
     A describe benchmark ranks words: "ids" are words by their best record (`lanes.lookup`), no scores."""
     index, bench, depth = ctx.index_for(setting.dense), ctx.bench, ctx.protocol.depth
-    method = get_method(setting.method, **setting.params)
+    params = dict(setting.params)
+    prior = params.pop("prior", 0.0) if ctx.protocol.kind == "describe" else 0.0  # a word-level parameter
+    method = get_method(setting.method, **params)
     full = ctx.protocol.kind in FILE_KINDS  # the full ranking gives untruncated target ranks
     drop = ctx.protocol.data.get("exclude_anchor", True)
     out = {}
     for q in qids:
         r = method.rank(index, bench.queries[q], None if full else depth)
         if ctx.protocol.kind == "describe":
-            records = (index.corpus.records[p] for p in r.positions)
-            words, rank = word_ranking(records, depth, bench.intended_name[q])
+            ranked = ((index.corpus.records[p], float(s)) for p, s in zip(r.positions, r.scores))
+            words, rank = word_ranking(ranked, depth, bench.intended_name[q], prior)
             out[q] = {"ids": words, "scores": [], "n_ranked": len(r.positions), "target_rank": rank}
             continue
         ids = [str(index.ids[p]) for p in r.positions]

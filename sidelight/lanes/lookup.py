@@ -4,17 +4,19 @@ A dictionary index (e.g. `wordnet-all`) holds one record per sense with its word
 and aliases. `lookup` ranks records with any method, then ranks *words*: a word's score is the
 score of its best-ranked record, and each result lists the records (senses) it was found through,
 best first, with their glosses. Ties break by the word's first appearance in the record ranking,
-which is itself by score, then ascending record id. Words that appear only beyond the first
-`depth` records are not considered.
+which is itself by score, then ascending record id. An optional frequency prior re-orders the
+first 100 words (`rank_words`), as the lab measures it.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from ..corpus.model import Record
-
 from ..errors import InputError
+from ..methods.params import Param
 from ..results import Hit, Results
 
 if TYPE_CHECKING:
@@ -23,28 +25,43 @@ if TYPE_CHECKING:
 #: `pos=` names and the metadata values they admit (WordNet's adjective satellites are adjectives).
 PARTS_OF_SPEECH = {"noun": ("noun",), "verb": ("verb",), "adjective": ("adjective", "adjective satellite"),
                    "adverb": ("adverb",)}
-MIN_DEPTH = 100  # records ranked before words are gathered: at least this many, and 20 per word asked for
+PRIOR = Param("prior", float, 0.0, "weight of ln(1 + the word's corpus frequency), added to its score", low=0.0)
+MIN_DEPTH = 100  # records ranked before words are gathered (at least this many, and 20 per word
+# asked for), and the words a prior re-orders (at least this many, and every word asked for)
 
 
 def lookup(index: "Index", description: str, k: int = 10, method: str = "bm25", pos: str | None = None,
-           depth: int | None = None, **params) -> Results:
-    """The k best words for `description`, each with the senses that carried it (`Hit.evidence["synsets"]`)."""
+           depth: int | None = None, prior: float = 0.0, **params) -> Results:
+    """The k best words for `description`, each with the senses that carried it (`Hit.evidence["synsets"]`).
+
+    `prior` > 0 adds prior * ln(1 + the word's corpus frequency) to its score (see `rank_words`)."""
     if k < 1:
         raise InputError(f"lookup: k must be >= 1, got {k}")
     if pos is not None and pos not in PARTS_OF_SPEECH:
         raise InputError(f"lookup: pos must be one of {', '.join(PARTS_OF_SPEECH)}, got {pos!r}")
+    prior = PRIOR.check("lookup", prior)
     where = {"pos": PARTS_OF_SPEECH[pos]} if pos else None
-    records = index.search(description, method, depth or max(MIN_DEPTH, 20 * k), where=where, **params)
-    words: dict[str, dict] = {}
-    for hit in records:
-        rec = index.corpus.records[index.corpus.position[hit.id]]
-        for word in words_of(rec):
-            entry = words.setdefault(word.lower(), {"word": word, "score": hit.score, "synsets": []})
-            if len(entry["synsets"]) == 0 or entry["synsets"][-1]["id"] != hit.id:
-                entry["synsets"].append({"id": hit.id, "pos": rec.metadata.get("pos"), "gloss": rec.text})
-    best = list(words.values())[:k]  # dict order: first appearance in the record ranking, best first
-    hits = [Hit(w["word"], i + 1, w["score"], w["word"], {"synsets": w["synsets"]}) for i, w in enumerate(best)]
-    return Results(hits, description, method)
+    depth = depth or max(MIN_DEPTH, 20 * k)
+    hits = index.search(description, method, depth, where=where, **params)
+    records = [index.corpus.records[index.corpus.position[h.id]] for h in hits]
+    if prior and records and not any("word_counts" in r.metadata for r in records):
+        raise InputError("lookup: prior needs word frequencies (record metadata 'word_counts'), which this index "
+                         "lacks; rebuild it (e.g. `sidelight index wordnet-all`) or leave prior at 0")
+    words = rank_words(zip(records, (h.score for h in hits)), max(MIN_DEPTH, k), prior)[:k]
+    out = [Hit(w.word, i + 1, w.score, w.word,
+               {"synsets": [{"id": r.id, "pos": r.metadata.get("pos"), "gloss": r.text} for r in w.senses]})
+           for i, w in enumerate(words)]
+    return Results(out, description, method)
+
+
+@dataclass
+class Word:
+    """A word of a ranked dictionary: its best record's score (plus the prior), its frequency, its records."""
+
+    word: str
+    score: float
+    count: int
+    senses: list[Record] = field(default_factory=list)
 
 
 def words_of(record: Record) -> tuple[str, ...]:
@@ -52,17 +69,39 @@ def words_of(record: Record) -> tuple[str, ...]:
     return (record.title, *record.aliases)
 
 
-def word_ranking(records: Iterable[Record], depth: int, target: str | None = None) -> tuple[list[str], int | None]:
-    """(the first `depth` words, lower-cased, in the order their best record comes, the 1-based rank
-    of `target` or None): the same aggregation as `lookup`, over records already ranked. Reading
-    stops once `depth` words are gathered and the target is found."""
-    order: dict[str, None] = {}
-    target = target.lower() if target else None
-    for rec in records:
-        for word in words_of(rec):
-            order.setdefault(word.lower(), None)
-        if len(order) >= depth and (target is None or target in order):
+def rank_words(ranked: Iterable[tuple[Record, float]], pool: int, prior: float = 0.0,
+               until: str | None = None) -> list[Word]:
+    """Words of (record, score) pairs ranked best first, in the order their best record comes.
+
+    Every pair is read, unless `until` (a lower-cased word) is given: then reading stops once it is
+    gathered along with at least `pool` words. With `prior` > 0 the first `pool` words are
+    re-ordered by score + prior * ln(1 + count), count being the word's corpus frequency (record
+    metadata `word_counts`, aligned with `words_of`; 0 when absent), ties by first appearance; the
+    words after them keep their order. (A reverse dictionary's user mostly wants the common word
+    for a thing, not a rare synonym.)"""
+    words: dict[str, Word] = {}
+    for rec, score in ranked:
+        counts = rec.metadata.get("word_counts") or ()
+        for i, w in enumerate(words_of(rec)):
+            entry = words.get(w.lower())
+            if entry is None:
+                entry = words[w.lower()] = Word(w, float(score), int(counts[i]) if i < len(counts) else 0)
+            if not entry.senses or entry.senses[-1].id != rec.id:
+                entry.senses.append(rec)
+        if until is not None and len(words) >= pool and until in words:
             break
-    words = list(order)
-    rank = words.index(target) + 1 if target in order else None
+    out = list(words.values())
+    if prior:
+        for w in out[:pool]:
+            w.score += prior * math.log1p(w.count)
+        out[:pool] = sorted(out[:pool], key=lambda w: -w.score)  # stable: ties keep first appearance
+    return out
+
+
+def word_ranking(ranked: Iterable[tuple[Record, float]], depth: int, target: str,
+                 prior: float = 0.0) -> tuple[list[str], int | None]:
+    """(the first `depth` words, lower-cased; the 1-based rank of `target` or None): `lookup`'s
+    ranking of words over (record, score) pairs already ranked, read on until the target is found."""
+    words = [w.word.lower() for w in rank_words(ranked, depth, prior, until=target.lower())]
+    rank = words.index(target.lower()) + 1 if target.lower() in words else None
     return words[:depth], rank

@@ -292,9 +292,10 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
             a.get("filter"), log=request.method == "POST")))
 
     async def lookup(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "k", "method", "pos"})
+        a = _only(await _args(request), {"query", "k", "method", "pos", "prior"})
         return _json(await run_in_threadpool(lambda: service.lookup(
-            a.get("query"), a.get("k"), a.get("method") or "bm25", a.get("pos"), log=request.method == "POST")))
+            a.get("query"), a.get("k"), a.get("method") or "bm25", a.get("pos"), a.get("prior"),
+            log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
         a = _only(await _body(request), {"query", "limit", "budget_ms", "dense", "relation"})

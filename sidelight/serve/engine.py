@@ -29,7 +29,7 @@ from ..lanes.channels import (
     lexical_lane,
     relation_lane,
 )
-from ..lanes.lookup import PARTS_OF_SPEECH
+from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
 from ..methods import available_methods, check_params, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
 from . import budget as B
@@ -257,13 +257,13 @@ class Service:
         return self._finish(out, b)
 
     # -- lanes ----------------------------------------------------------------------------------------
-    def lookup(self, description: Any, k: Any = 10, method: Any = "bm25", pos: Any = None, *,
+    def lookup(self, description: Any, k: Any = 10, method: Any = "bm25", pos: Any = None, prior: Any = None, *,
                log: bool = True) -> dict:
         """Words for a description (reverse dictionary); stores no trace. `log=False`: the read-only GET form."""
         return (self._logged if log else self._quiet)("lookup", description,
-                                                      lambda: self._lookup(description, k, method, pos))
+                                                      lambda: self._lookup(description, k, method, pos, prior))
 
-    def _lookup(self, description, k, method, pos) -> dict:
+    def _lookup(self, description, k, method, pos, prior) -> dict:
         q = check_query(description)
         k = check_int(k, "k", 1, MAX_K, 10)
         method = self._known_method(method)
@@ -272,7 +272,11 @@ class Service:
                            f"{self.dense.state}; use a lexical method")
         if pos not in (None, "", *PARTS_OF_SPEECH):
             raise ApiError(400, "bad_pos", f"pos must be one of {', '.join(PARTS_OF_SPEECH)}, got {pos!r}")
-        words = self.index.lookup(q, k, method, pos or None)
+        try:
+            prior = PRIOR.check("lookup", 0.0 if prior in (None, "") else prior)
+        except InputError as exc:
+            raise ApiError(400, "bad_prior", str(exc)) from None
+        words = self.index.lookup(q, k, method, pos or None, prior=prior)
         results = [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]
         return {"query": q, "method": method, "results": results,
                 "note": "A word's score is its best sense's score under the method; senses are listed best first.",

@@ -64,8 +64,8 @@ SEARCH = (
 LOOKUP = (
     "Find the word for a description (a reverse dictionary): use it when the user describes a thing, act or "
     "quality and wants its name, e.g. 'a tower by the sea with a bright lamp that warns ships'. Returns words "
-    "ranked by their best sense (with each sense's id and gloss); pos limits to noun, verb, adjective or adverb. "
-    "Works on dictionary indexes such as wordnet-all. Stores no trace.")
+    "ranked by their best sense (with each sense's id and gloss); pos limits to noun, verb, adjective or adverb; "
+    "prior > 0 (e.g. 0.01 with a dense method) puts common words first. Works on dictionary indexes such as wordnet-all. Stores no trace.")
 
 CONNECTIONS = (
     "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "
@@ -138,8 +138,9 @@ def build_server(service: Service, name: str = "sidelight"):
         return call(service.search, query, method, k, None, params, filter)
 
     @server.tool(name="lookup", description=LOOKUP)
-    def lookup(query: str, k: int = 10, method: str = "bm25", pos: str | None = None) -> dict[str, Any]:
-        return call(service.lookup, query, k, method, pos)
+    def lookup(query: str, k: int = 10, method: str = "bm25", pos: str | None = None,
+               prior: float = 0.0) -> dict[str, Any]:
+        return call(service.lookup, query, k, method, pos, prior)
 
     @server.tool(name="connections", description=CONNECTIONS)
     def connections(query: str, dial: int = 3) -> dict[str, Any]:

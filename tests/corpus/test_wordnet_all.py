@@ -26,10 +26,15 @@ FILES = {
 }
 
 
+COUNTS = ("light%1:19:00:: 1 40\nlight%2:30:00:: 3 2\n"  # cntlist(5WN): sense key, sense number, tag count
+          "bright%3:00:00:: 1 7\nlambent%5:00:00:bright:00 1 1\n")
+
+
 @pytest.fixture()
 def folder(tmp_path: Path) -> Path:
     for stem, text in FILES.items():
         (tmp_path / f"data.{stem}").write_text(text, encoding="utf-8")
+    (tmp_path / "cntlist.rev").write_text(COUNTS, encoding="utf-8")
     return tmp_path
 
 
@@ -39,9 +44,18 @@ def test_records_of_every_part_of_speech(folder):
     r = {x.id: x for x in c.records}
     assert r["n:00000100"].title == "light" and r["n:00000100"].aliases == ()  # "Light": a case variant, once
     assert r["a:00000500"].title == "aglow" and r["a:00000500"].aliases == ("lambent",)  # the (p) marker dropped
-    assert r["a:00000500"].metadata == {"pos": "adjective satellite", "lexname": "adj.all", "lex_filenum": 0}
+    assert r["a:00000500"].metadata == {"pos": "adjective satellite", "lexname": "adj.all", "lex_filenum": 0,
+                                        "word_counts": [0, 1]}  # aglow untagged, lambent once
     assert r["r:00000600"].metadata["pos"] == "adverb" and r["v:00000300"].metadata["lexname"] == "verb.change"  # lexnames(5): 30
     assert r["v:00000300"].text == "make lighter"
+
+
+def test_word_counts_sum_a_words_tagged_senses_and_are_optional(folder):
+    r = {x.id: x for x in load_wordnet_all(folder).records}
+    assert r["n:00000100"].metadata["word_counts"] == [42]  # light: 40 as a noun + 2 as a verb, any case
+    assert r["a:00000400"].metadata["word_counts"] == [7] and r["n:00000200"].metadata["word_counts"] == [0]
+    (folder / "cntlist.rev").unlink()
+    assert all(x.metadata["word_counts"] == [0] * (1 + len(x.aliases)) for x in load_wordnet_all(folder).records)
 
 
 def test_typed_edges_cross_parts_of_speech(folder):

@@ -24,8 +24,8 @@ from tests.lab.test_densecache import FakeEmbedder, fake_model  # noqa: F401 (au
 
 
 def test_word_ranking_by_best_sense_reads_on_until_the_target():
-    recs = [Record("r3", "tower", "", aliases=("lighthouse",)), Record("r2", "light", ""),
-            Record("r1", "lamp", "", aliases=("Light",)), Record("r0", "beacon", "")]
+    recs = [(Record("r3", "tower", "", aliases=("lighthouse",)), 0.9), (Record("r2", "light", ""), 0.8),
+            (Record("r1", "lamp", "", aliases=("Light",)), 0.7), (Record("r0", "beacon", ""), 0.6)]
     assert word_ranking(recs, 3, "LAMP") == (["tower", "lighthouse", "light"], 4)  # 'Light' of r1 is not new
     assert word_ranking(recs, 2, "tower") == (["tower", "lighthouse"], 1)
     assert word_ranking(recs, 10, "pharos") == (["tower", "lighthouse", "light", "lamp", "beacon"], None)
@@ -93,7 +93,7 @@ def _fake_word_ranking(spec: str, query: str, records: list[Record], target: str
     emb = FakeEmbedder(spec)
     s = emb.encode(texts) @ emb.encode([query], kind="query")[0]
     order = sorted(range(len(records)), key=lambda i: (-s[i], records[i].id))
-    return word_ranking([records[i] for i in order], depth, target)
+    return word_ranking([(records[i], float(s[i])) for i in order], depth, target)
 
 
 def test_describe_lab_ranks_words_over_each_vector_set_and_scores_the_pick(tmp_path):
@@ -139,3 +139,39 @@ def test_a_method_over_an_undeclared_vector_set_is_refused(tmp_path):
     proto.write_text(json.dumps(data))
     with pytest.raises(InputError, match="asks for dense vectors 'c'"):
         load_protocol(proto).check_methods()
+
+
+def test_a_describe_protocol_grids_the_word_frequency_prior(tmp_path):
+    proto_path = make_dictionary_lab(tmp_path / "lab")
+    counts = {"beacon": 30, "orchard": 2, "compass": 9, "steps": 50}  # tagged uses, as WordNet's cntlist
+    corpus_file = tmp_path / "lab" / "dict.jsonl"
+    recs = [json.loads(line) for line in corpus_file.read_text().splitlines()]
+    for r in recs:
+        r["metadata"] = {"word_counts": [counts.get(w, 0) for w in (r["title"], *r["aliases"])]}
+    corpus_file.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    proto = json.loads(proto_path.read_text())
+    proto["methods"] = [{"name": "dense"}, {"name": "dense-prior", "method": "dense", "grid": {"prior": [0.0, 0.5]}}]
+    proto["pick"] = {"name": "picked", "singles": ["dense"], "fused": ["dense-prior"]}
+    proto["primary_contrast"] = {"baseline": "dense", "candidate": "dense-prior"}
+    proto_path.write_text(json.dumps(proto))
+    out = tmp_path / "run"
+    freeze(proto_path, out)
+    run_split(proto_path, "dev", out)
+    ranks = read_rankings(out / "dev" / "rankings")
+    corpus = load_source(str(corpus_file))
+    bench = load_describe_benchmark(tmp_path / "lab" / "describe.jsonl", corpus)
+    texts = [" ".join([r.title, r.text]) for r in corpus.records]
+    emb = FakeEmbedder("fake-a")
+    for q in bench.subset("dev").queries:
+        s = emb.encode(texts) @ emb.encode([bench.queries[q]], kind="query")[0]
+        best: dict[str, float] = {}  # the oracle: each word's best cosine, plus 0.5 ln(1 + count), ties by appearance
+        for i in sorted(range(len(texts)), key=lambda i: (-s[i], corpus.records[i].id)):
+            for w in (corpus.records[i].title, *corpus.records[i].aliases):
+                best.setdefault(w, float(s[i]))
+        assert ranks["dense-prior[prior=0.0]"][q]["ids"] == list(best)[:5]
+        head = sorted(list(best)[:5], key=lambda w: -(best[w] + 0.5 * math.log1p(counts.get(w, 0))))
+        assert ranks["dense-prior[prior=0.5]"][q]["ids"] == head
+    proto["methods"][1]["grid"]["prior"] = [-1.0]
+    proto_path.write_text(json.dumps(proto))
+    with pytest.raises(InputError, match="prior"):
+        load_protocol(proto_path).check_methods()

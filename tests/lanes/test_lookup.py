@@ -12,13 +12,15 @@ from sidelight.cli import main
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.errors import InputError
 from sidelight.index import Index
+from sidelight.lanes.lookup import rank_words, word_ranking
 from sidelight.methods import get_method, method_specs
 from sidelight.structures.dense import DenseStore
 
 from tests.methods.test_hybrid import IDENTITY
 
 SENSES = [  # a toy dictionary: one record per sense, the words as title and aliases
-    Record("n:1", "beacon", "a tower with a light that warns ships", {"pos": "noun"}, ("lighthouse", "pharos")),
+    Record("n:1", "beacon", "a tower with a light that warns ships", {"pos": "noun", "word_counts": [3, 40, 0]},
+           ("lighthouse", "pharos")),
     Record("n:2", "lamp", "a device that gives light", {"pos": "noun"}, ("Lamp",)),
     Record("v:3", "beacon", "shine like a light that warns", {"pos": "verb"}),
     Record("a:4", "bright", "emitting much light", {"pos": "adjective"}, ("brilliant",)),
@@ -45,6 +47,27 @@ def test_a_word_scores_its_best_sense_and_lists_every_sense(dictionary):
     assert beacon["synsets"][0]["gloss"] == "a tower with a light that warns ships"
     assert [w.id for w in words].count("lamp") + [w.id for w in words].count("Lamp") == 1  # case variants once
     assert [w.rank for w in words] == list(range(1, len(words) + 1))
+
+
+def test_the_frequency_prior_reorders_the_first_pool_words_by_hand():
+    tower = Record("n:1", "tower", "", {"word_counts": [0, 5]}, ("lighthouse",))
+    ranked = [(tower, 0.9), (Record("n:2", "beacon", "", {"word_counts": [20]}), 0.85), (Record("n:3", "pharos", ""), 0.8)]
+    order = lambda words: [(w.word, round(w.score, 4)) for w in words]  # noqa: E731
+    assert order(rank_words(ranked, 10)) == [("tower", 0.9), ("lighthouse", 0.9), ("beacon", 0.85), ("pharos", 0.8)]
+    # 0.9 + 0.01 ln 6 = 0.9179, 0.85 + 0.01 ln 21 = 0.8804
+    assert order(rank_words(ranked, 10, 0.01)) == [("lighthouse", 0.9179), ("tower", 0.9), ("beacon", 0.8804),
+                                                   ("pharos", 0.8)]
+    # 0.85 + 0.05 ln 21 = 1.0022 > 0.9 + 0.05 ln 6 = 0.9896; with a pool of 2 beacon stays behind
+    assert [w.word for w in rank_words(ranked, 10, 0.05)] == ["beacon", "lighthouse", "tower", "pharos"]
+    assert [w.word for w in rank_words(ranked, 2, 0.05)] == ["lighthouse", "tower", "beacon", "pharos"]
+    assert word_ranking(ranked, 2, "Pharos", 0.05) == (["lighthouse", "tower"], 4)
+
+
+def test_a_prior_on_a_dictionary_without_frequencies_is_refused():
+    index = Index.build(Corpus("bare", [Record("n:1", "beacon", "a light that warns ships")]), progress=False)
+    with pytest.raises(InputError, match="word_counts"):
+        index.lookup("light", prior=0.01)
+    assert [w.id for w in index.lookup("light")] == ["beacon"]
 
 
 def test_part_of_speech_filter_counts_satellites_as_adjectives(dictionary):
@@ -90,6 +113,10 @@ def test_lookup_and_filter_from_the_cli_http_and_mcp(dictionary, tmp_path, capsy
     out = json.loads(capsys.readouterr().out)
     assert out["query"] == "light that warns ships" and [r["word"] for r in out["results"]] == ["beacon", "lighthouse"]
     assert set(out["results"][0]) == {"word", "rank", "score", "synsets"} and out["results"][0]["synsets"][0]["gloss"]
+    assert main(["lookup", str(path), "light that warns ships", "-k", "2", "--prior", "0.5", "--json"]) == 0
+    with_prior = json.loads(capsys.readouterr().out)["results"]
+    assert [r["word"] for r in with_prior] == ["lighthouse", "beacon"]  # one sense; 40 tagged uses against 3
+    assert main(["lookup", str(path), "light", "--prior", "-1"]) == 2 and "prior" in capsys.readouterr().err
     assert main(["search", str(path), "light", "--filter", "pos=verb", "--json"]) == 0
     assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["v:3"]
     service = Service(Index.load(path))
@@ -97,6 +124,10 @@ def test_lookup_and_filter_from_the_cli_http_and_mcp(dictionary, tmp_path, capsy
         r = client.get("/api/lookup", params={"q": "light that warns ships", "k": 2})
         assert r.status_code == 200 and r.json()["results"] == out["results"]
         assert client.get("/api/lookup", params={"q": "light", "pos": "pronoun"}).json()["error"]["code"] == "bad_pos"
+        r = client.get("/api/lookup", params={"q": "light that warns ships", "k": 2, "prior": 0.5})
+        assert r.json()["results"] == with_prior
+        r = client.get("/api/lookup", params={"q": "light", "prior": "lots"})
+        assert r.status_code == 400 and r.json()["error"]["code"] == "bad_prior"
         r = client.get("/api/search", params={"q": "light", "filter": json.dumps({"pos": "verb"})})
         assert [h["id"] for h in r.json()["hits"]] == ["v:3"]
 
@@ -104,5 +135,7 @@ def test_lookup_and_filter_from_the_cli_http_and_mcp(dictionary, tmp_path, capsy
         async with Client(build_server(service)) as c:
             r = await c.call_tool("lookup", {"query": "light that warns ships", "k": 2})
             assert not r.is_error and r.structured_content["results"] == out["results"]
+            r = await c.call_tool("lookup", {"query": "light that warns ships", "k": 2, "prior": 0.5})
+            assert not r.is_error and r.structured_content["results"] == with_prior
 
     anyio.run(session)
