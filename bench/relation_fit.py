@@ -27,11 +27,12 @@ from _common import print_table, write_json  # noqa: E402
 
 from sidelight.lab.protocol import load_protocol  # noqa: E402
 from sidelight.lab.runner import Context  # noqa: E402
+from sidelight.methods import check_params  # noqa: E402
 from sidelight.methods.relation import PARTS, relation_rank  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PICKED = {"rank": "query-aware", "hops": 1, "context_weight": 2.0, "text_weight": 1.0, "dense_weight": 8.0,
-          "anchor_weight": 2.0}  # relation-v2-foldoc's dev pick; hop, type: 1 (defaults), seed: 0
+          "anchor_weight": 2.0}  # relation-v2-foldoc's dev pick; the other weights at their defaults
 SETS = {"train": ("relation-v1.jsonl", ("dev", "test")), "dev": ("relation-v2.jsonl", ("dev",))}
 C_GRID = (0.01, 0.1, 1.0, 10.0)
 
@@ -69,7 +70,8 @@ def main() -> int:
     args = ap.parse_args()
     index = Context(load_protocol(ROOT / "protocols" / "relation-v2-foldoc.json")).index
     data = {name: [parts_of(index, q) for q in questions(name)] for name in SETS}
-    picked = np.array([1.0] + [PICKED.get(f"{k}_weight", 0.0 if k == "seed" else 1.0) for k in PARTS[1:]])
+    declared = check_params("relation", PICKED)  # the pick over the declared defaults
+    picked = np.array([1.0] + [declared[f"{k}_weight"] for k in PARTS[1:]])  # graph's weight is 1
     X, y = [], []
     for Xq, yq in data["train"]:
         if yq.any():

@@ -32,7 +32,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import InputError
-from ..lanes.lookup import word_ranking
+from ..lanes.lookup import split_word_params, word_ranking
 from ..methods import get_method
 from ..store.lock import writer_lock
 from .analysis import analyse
@@ -195,15 +195,15 @@ def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
     """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked.
     A describe benchmark ranks words: "ids" are words by their best record (`lanes.lookup`), no scores."""
     index, bench, depth = ctx.index_for(setting.dense), ctx.bench, ctx.protocol.depth
-    params = dict(setting.params)
-    prior = params.pop("prior", 0.0) if ctx.protocol.kind == "describe" else 0.0  # a word-level parameter
+    describe = ctx.protocol.kind == "describe"
+    prior, params = split_word_params(setting.params) if describe else (0.0, setting.params)
     method = get_method(setting.method, **params)
     full = ctx.protocol.kind in FILE_KINDS  # the full ranking gives untruncated target ranks
     drop = ctx.protocol.data.get("exclude_anchor", True)
     out = {}
     for q in qids:
         r = method.rank(index, bench.queries[q], None if full else depth)
-        if ctx.protocol.kind == "describe":
+        if describe:
             ranked = ((index.corpus.records[p], float(s)) for p, s in zip(r.positions, r.scores))
             words, rank = word_ranking(ranked, depth, bench.intended_name[q], prior)
             out[q] = {"ids": words, "scores": [], "n_ranked": len(r.positions), "target_rank": rank}

@@ -98,6 +98,12 @@ def rank_words(ranked: Iterable[tuple[Record, float]], pool: int, prior: float =
     return out
 
 
+def split_word_params(params: dict) -> tuple[float, dict]:
+    """(the word-level `prior`, the rest: the record ranking method's parameters) of a lookup setting."""
+    rest = dict(params)
+    return rest.pop("prior", 0.0), rest
+
+
 def word_ranking(ranked: Iterable[tuple[Record, float]], depth: int, target: str,
                  prior: float = 0.0) -> tuple[list[str], int | None]:
     """(the first `depth` words, lower-cased; the 1-based rank of `target` or None): `lookup`'s
