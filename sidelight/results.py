@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TREC_RUN_NAME = "sidelight"
-_FIELDS = ("id", "rank", "score", "title")  # a Hit's own keys; the rest of its JSON is its evidence
+_FIELDS = ("id", "rank", "score", "title", "passage")  # a Hit's own keys; the rest of its JSON is its evidence
 
 
 def trec_line(query_id: str, doc_id: str, rank: int, score: float, run_name: str = TREC_RUN_NAME) -> str:
@@ -24,25 +24,62 @@ def trec_line(query_id: str, doc_id: str, rank: int, score: float, run_name: str
 
 
 @dataclass(frozen=True)
+class Passage:
+    """Where in a hit's document the answer is: its best section, the file location and a snippet.
+
+    `section` is the heading path (`Settings > Appearance > Font size`, '' for the text before the
+    first heading); `lines` (or a PDF's `pages`) are 1-based and inclusive in the file at `path`;
+    `marks` are (start, end) character spans of query terms in `snippet`."""
+
+    section: str
+    snippet: str
+    marks: tuple[tuple[int, int], ...] = ()
+    path: str | None = None
+    lines: tuple[int, int] | None = None
+    pages: tuple[int, int] | None = None
+    anchor: str = ""
+    index: int = 0  # the section's position in its document
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"section": self.section, "snippet": self.snippet, "marks": [list(m) for m in self.marks]}
+        if self.path is not None:
+            where: dict[str, Any] = {"path": self.path}
+            if self.lines is not None:
+                where["lines"] = list(self.lines)
+            if self.pages is not None:
+                where["pages"] = list(self.pages)
+            if self.anchor:
+                where["anchor"] = self.anchor
+            out["location"] = where
+        return out
+
+
+@dataclass(frozen=True)
 class Hit:
-    """One ranked record. `evidence` holds what the lane knows of why (empty for plain methods)."""
+    """One ranked record. `evidence` holds what the lane knows of why (empty for plain methods);
+    `passage`, where asked for, the record's best section with a snippet and its location."""
 
     id: str
     rank: int
     score: float
     title: str
     evidence: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    passage: Passage | None = None
 
     def to_dict(self) -> dict:
-        """id, rank, score, title, then the evidence keys (a relation hit's `path`, `seed`, ...)."""
-        return {"id": self.id, "rank": self.rank, "score": self.score, "title": self.title, **self.evidence}
+        """id, rank, score, title, then the evidence keys (a relation hit's `path`, `seed`, ...),
+        then the `passage` when there is one."""
+        out = {"id": self.id, "rank": self.rank, "score": self.score, "title": self.title, **self.evidence}
+        if self.passage is not None:
+            out["passage"] = self.passage.to_dict()
+        return out
 
     def __getitem__(self, key: str) -> Any:
         """A hit reads like its JSON: `hit["id"]`, `hit["path"]` (KeyError for a key it does not have)."""
         return getattr(self, key) if key in _FIELDS else self.evidence[key]
 
     def __contains__(self, key: object) -> bool:
-        return key in _FIELDS or key in self.evidence
+        return (key in _FIELDS and (key != "passage" or self.passage is not None)) or key in self.evidence
 
 
 class Results(Sequence[Hit]):

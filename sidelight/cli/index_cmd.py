@@ -5,20 +5,34 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..corpus.jsonl import read_jsonl, record_from_json
-from ..corpus.sources import load_source
+from ..corpus.jsonl import read_edges_tsv, read_jsonl, record_from_json
+from ..corpus.folder import load_folder
+from ..corpus.sources import document_folder, load_source
 from ..errors import InputError
 from ..index import Index, store
-from ..index.index import dense_texts
+from ..index.sync import sync
+from ..index.index import dense_texts, section_passages
 from ..structures.dense import DenseStore
 from ..structures.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
 from .args import add_output, add_passage_flags, dense_summary, passages_of
+from .collection_cmd import add_folder_flags, print_sync
+
+JSONL_FORMAT = """\
+A JSONL corpus is one JSON object per line:
+  {"id": "a1", "title": "Amplitude modulation", "text": "...", "aliases": ["AM"], "metadata": {"pos": "noun"}}
+id: a string or integer (unique); text: a string; title, aliases (a list of strings) and metadata
+(an object) are optional. Its links go in EDGES.tsv beside it (RECORDS.edges.tsv), one per line,
+TAB-separated: source-id <TAB> target-id [<TAB> type [<TAB> weight]] (weight finite, > 0).
+A folder of documents needs no conversion: ids are paths relative to the folder."""
 
 
 def register(sub) -> None:
-    p = sub.add_parser("index", help="build an index folder from a corpus",
-                       description="Index SOURCE (a BEIR folder, a JSONL file, 'foldoc', 'wordnet' (noun synsets), 'wordnet-all' (every synset), or a data set name such as 'scifact').")
+    p = sub.add_parser("index", help="build an index folder from a folder of documents or a corpus",
+                       description="Index SOURCE: a folder of documents (Markdown with Obsidian links, HTML, "
+                                   "plain text, PDF), a BEIR folder, a JSONL file, 'foldoc', 'wordnet' (noun "
+                                   "synsets), 'wordnet-all' (every synset), or a data set name such as 'scifact'.",
+                       epilog=JSONL_FORMAT, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source")
     add_output(p, "index folder to write (atomically): new, empty, or an existing sidelight index",
                required=True, old=("--out",))
@@ -48,12 +62,23 @@ def register(sub) -> None:
                    help="with --shards: count the shards and encode --dense vectors on Ray (auto: the cluster "
                         "running here, else a local one; needs pip install 'sidelight[ray]')")
     p.add_argument("--workers", type=int, default=None, help="with --ray and --dense: encoder actors (default 2)")
+    add_folder_flags(p)
+    p.add_argument("--update", action="store_true",
+                   help="SOURCE is a folder and the index exists: apply only what changed (as `sidelight sync`)")
+    p.add_argument("--skip-unresolved", action="store_true",
+                   help="JSONL: count edges that name unknown record ids and leave them out, instead of failing")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_index)
 
-    a = sub.add_parser("add", help="add JSONL records to an index (BM25 statistics stay exact)")
+    a = sub.add_parser("add", help="add JSONL records (and their links) to an index (BM25 statistics stay exact)")
     a.add_argument("index", type=Path)
-    a.add_argument("records", type=Path, help="JSONL records: id, title, text")
+    a.add_argument("records", type=Path, help="JSONL records: id, title, text (see `sidelight index --help`)")
+    a.add_argument("--edges", type=Path, metavar="EDGES.tsv",
+                   help="links to add: source <TAB> target [<TAB> type [<TAB> weight]], between records of the "
+                        "index or of RECORDS (default: RECORDS.edges.tsv when it exists)")
+    a.add_argument("--replace", action="store_true",
+                   help="a record whose id is already in the index replaces it; links into it are kept, and its "
+                        "own links are kept too unless EDGES gives links from it")
     a.set_defaults(func=run_add)
 
     d = sub.add_parser("delete", help="delete records from an index by id")
@@ -100,12 +125,26 @@ def run_index(args: argparse.Namespace) -> int:
         raise InputError("--ann is not available with --shards (each shard would need its own graph)")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
+    folder = document_folder(args.source)
+    if args.update:
+        if folder is None:
+            raise InputError(f"--update needs a folder of documents as SOURCE, got {args.source!r}")
+        if store.is_index_folder(args.output):
+            print_sync(sync(args.output, folder, args.exclude, progress=not args.quiet), args)
+            return 0
     store.check_destination(args.output, args.force)  # refuse before the (long) build, not after
     if args.ray:
         from ..index import ray_shards
 
         ray_shards.connect(args.ray)
-    corpus = load_source(args.source)
+    if folder is not None:
+        read = load_folder(folder, args.exclude)
+        print(read.report.summary())
+        if args.report is not None:
+            args.report.write_text(read.report.to_text(), encoding="utf-8")
+        corpus = read.corpus
+    else:
+        corpus = load_source(args.source, skip_unresolved=args.skip_unresolved)
     if args.title_weight is not None:
         corpus.title_weight = args.title_weight
     tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
@@ -114,9 +153,10 @@ def run_index(args: argparse.Namespace) -> int:
         dense = ray_shards.ray_encode([corpus.indexed_text(r) for r in corpus.records], args.dense,
                                       args.workers or 2, args.batch_size)
     elif args.dense:
-        texts, titles = dense_texts(corpus, corpus.records)
+        passages = passages_of(args) or section_passages(corpus, args.stride)
+        texts, titles, units = dense_texts(corpus, corpus.records, passages)
         dense = DenseStore.build(texts, args.dense, args.batch_size, args.threads, progress=not args.quiet,
-                                 passages=passages_of(args), titles=titles)
+                                 passages=passages, titles=titles, units=units)
         if args.ann:
             from ..structures.ann import AnnParams
 
@@ -143,9 +183,23 @@ def run_index(args: argparse.Namespace) -> int:
 
 def run_add(args: argparse.Namespace) -> int:
     records = [record_from_json(o, f"{args.records}:{n}") for n, o in read_jsonl(args.records)]
+    edges_file = args.edges or (args.records.with_suffix(".edges.tsv")
+                                if args.records.with_suffix(".edges.tsv").is_file() else None)
+    edges = read_edges_tsv(edges_file) if edges_file is not None else []
     with Index.edit(args.index) as index:
-        index.add(records)
-    print(f"added {len(records)} records; {len(index.corpus)} in {args.index}")
+        known = set(index.corpus.ids)
+        existing = [r.id for r in records if r.id in known]
+        if existing and not args.replace:
+            raise InputError(f"cannot add: record id {existing[0]!r} is already in the index "
+                             f"(give --replace to replace it, keeping the links into it)")
+        if existing:
+            sources = {e.source for e in edges}
+            kept = [e for e in index.corpus.edges if e.source not in sources]
+            index.replace(existing, records, kept + edges)
+        else:
+            index.add(records, edges)
+    replaced = f" ({len(existing)} replaced)" if existing else ""
+    print(f"added {len(records)} records{replaced} and {len(edges)} links; {len(index.corpus)} in {args.index}")
     return 0
 
 

@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 console = Console()
 
@@ -20,6 +21,32 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence], n
     for row in rows:
         t.add_row(*[fmt(v) for v in row])
     console.print(t)
+
+
+def marked(text: str, marks) -> Text:
+    """`text` with the spans `marks` in bold: a snippet with its query terms marked."""
+    out = Text(text)
+    for a, b in marks:
+        out.stylize("bold yellow", a, b)
+    return out
+
+
+def print_hits(title: str, hits) -> None:
+    """Hits as a reader wants them: rank, title and score, then where (file:lines > section) and the snippet."""
+    console.print(Text(title, style="bold"))
+    for h in hits:
+        console.print(Text.assemble((f"{h.rank:>3}. ", "dim"), (h.title or h.id, "bold"), f"  {h.score:.4f}"))
+        p = h.passage
+        if p is None:
+            continue
+        where = p.path or h.id
+        if p.lines is not None:
+            where += f":{p.lines[0]}-{p.lines[1]}"
+        elif p.pages is not None:
+            where += f" p.{p.pages[0]}-{p.pages[1]}"
+        console.print(Text("     " + where + (f"  > {p.section}" if p.section else ""), style="cyan"))
+        if p.snippet:
+            console.print(Text("     ") + marked(p.snippet, p.marks))
 
 
 def fmt(v) -> str:

@@ -6,11 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
+from ..errors import InputError
 from ..index import Index
+from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
 from ..methods import get_method, method_spec, method_specs
 from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
 from .args import add_filter, add_json, add_top_k, check_top_k
-from .output import parse_filter, parse_params, print_json, table
+from .output import parse_filter, parse_params, print_hits, print_json, table
+
+MAX_SNIPPET_CHARS = 4000
 
 
 def register(sub) -> None:
@@ -21,6 +25,8 @@ def register(sub) -> None:
     add_top_k(p, 10, "records returned")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     add_filter(p)
+    p.add_argument("--snippet-chars", type=int, default=SNIPPET_CHARS, metavar="N",
+                   help=f"longest snippet shown per hit, in characters (default {SNIPPET_CHARS}; 0: no passages)")
     add_json(p)
     p.set_defaults(func=run_search)
 
@@ -49,16 +55,22 @@ def run_search(args: argparse.Namespace) -> int:
     k = check_top_k(args)
     params = parse_params(args.param)
     get_method(args.method, **params)  # before loading: bad params fail fast
+    if not 0 <= args.snippet_chars <= MAX_SNIPPET_CHARS:
+        raise InputError(f"--snippet-chars must be between 0 and {MAX_SNIPPET_CHARS}, got {args.snippet_chars}")
     index = Index.load(args.index)
     hits = index.search(args.query, args.method, k, parse_filter(args.filter), **params)
+    if args.snippet_chars:
+        hits = results_with_passages(index, hits, PassageSettings(snippet_chars=args.snippet_chars))
     if args.json:
         shards = {} if hits.coverage is None else {"partial": hits.partial, "coverage": "%d/%d" % hits.coverage}
         print_json({"query": args.query, "method": args.method, "hits": hits.to_dicts(), **shards})
+    elif any(h.passage is not None for h in hits):
+        print_hits(f"{args.method}: {args.query}", hits)
     else:
         table(f"{args.method}: {args.query}", ["rank", "id", "score", "title"],
               [(h.rank, h.id, h.score, h.title[:80]) for h in hits], [True, False, True, False])
-        if not hits:
-            print("no record matched")
+    if not hits:
+        print("no record matched")
     return 0
 
 

@@ -27,6 +27,7 @@ from typing import (
 import numpy as np
 
 from ..corpus.model import Corpus, Edge, Record
+from ..corpus.passages import has_sections, window_texts
 from ..errors import IndexFormatError, InputError
 from ..feedback.state import StateStore
 from ..graph import ppr_kernel
@@ -37,7 +38,7 @@ from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
 from ..structures import kernels
 from ..structures.blocks import build_lexical_folder
-from ..structures.dense import DenseStore, Passages
+from ..structures.dense import DenseStore, Passages, Units
 from ..structures.lexical import BM25Params, LexicalIndex
 from ..structures.ranking import Ranking
 from ..text import TokenizerConfig
@@ -53,9 +54,18 @@ Where = Mapping[str, "str | Sequence[str]"]  # a metadata filter: key -> value, 
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
 
 
-def dense_texts(corpus: Corpus, records) -> tuple[list[str], list[str]]:
-    """(the texts the embedder encodes, the titles put before further windows) of `records`."""
-    return [corpus.indexed_text(r) for r in records], [r.title for r in records]
+def dense_texts(corpus: Corpus, records, passages: Passages | None = None) -> tuple[list[str], list[str], Units | None]:
+    """(the texts the embedder encodes, the titles put before further windows, and with
+    `passages.sections` each record's section windows (`corpus.passages.window_texts`)) of `records`."""
+    records = list(records)
+    units = [window_texts(r) for r in records] if passages is not None and passages.sections else None
+    return [corpus.indexed_text(r) for r in records], [r.title for r in records], units
+
+
+def section_passages(corpus: Corpus, stride: int = 64) -> Passages | None:
+    """Section windows (`Passages(sections=True)`) for a corpus whose records have sections of
+    their own (a folder of documents), else None."""
+    return Passages(stride, sections=True) if any(has_sections(r) for r in corpus.records) else None
 
 
 class Index:
@@ -187,9 +197,11 @@ class Index:
     def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
                   passages: Passages | None = None) -> None:
         """Encode every record with a local embedding model (see `sidelight.models`); with
-        `passages`, long records' further windows too (MaxP, see `structures.dense`)."""
-        texts, titles = dense_texts(self.corpus, self.corpus.records)
-        self.dense = DenseStore.build(texts, spec, batch_size, threads, progress, passages, titles)
+        `passages`, long records' further windows too (MaxP, see `structures.dense`). Records with
+        sections of their own (a folder's documents) get section windows by default."""
+        passages = passages or section_passages(self.corpus)
+        texts, titles, units = dense_texts(self.corpus, self.corpus.records, passages)
+        self.dense = DenseStore.build(texts, spec, batch_size, threads, progress, passages, titles, units)
 
     def save(self, path: Path, force: bool = False) -> Path:
         """Write the index to `path` as a new generation, published atomically (see `index.store`).
@@ -314,9 +326,9 @@ class Index:
     def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
         """Add records (and edges among known records); BM25 statistics stay exact."""
         corpus = self._with(records, edges)
-        texts, titles = dense_texts(corpus, records)
+        texts, titles, units = dense_texts(corpus, records, self.dense.passages if self.dense is not None else None)
         if self.dense is not None:
-            self.dense.add(texts, titles=titles)
+            self.dense.add(texts, titles=titles, units=units)
         self.lexical.add(texts)
         self.corpus = corpus
         self._refresh()
@@ -327,6 +339,36 @@ class Index:
         self.lexical.delete(positions)
         if self.dense is not None:
             self.dense.delete(positions)
+        self.corpus = corpus
+        self._refresh()
+
+    def replace(self, remove: Sequence[str], records: Sequence[Record], edges: Sequence[Edge],
+                progress: bool = False) -> None:
+        """Drop the records `remove`, add `records` and make `edges` the whole edge set: a folder's
+        changed documents (`sidelight sync`).
+
+        The result is the index a fresh build of the same records and edges gives: records in
+        ascending id order, the lexical index rebuilt from them (BM25 statistics exact), the graph
+        from `edges`; only the new records are encoded, every other record keeps its vectors."""
+        gone = set(remove)
+        pos = self.corpus.position
+        unknown = [i for i in gone if i not in pos]
+        if unknown:
+            raise InputError(f"cannot replace: unknown record id {sorted(unknown)[0]!r}")
+        kept = [r for r in self.corpus.records if r.id not in gone]
+        merged = kept + list(records)
+        order = sorted(range(len(merged)), key=lambda i: merged[i].id)
+        corpus = Corpus(self.corpus.name, [merged[i] for i in order], list(edges), self.corpus.title_weight,
+                        self.corpus.alias_weight)  # checks ids are unique and edges name known records
+        if self.dense is not None:
+            self.dense.delete(np.asarray(sorted(pos[i] for i in gone), dtype=np.int64))
+            texts, titles, units = dense_texts(corpus, records, self.dense.passages)
+            if records:
+                self.dense.add(texts, titles=titles, units=units)
+            self.dense.permute(np.asarray(order, dtype=np.int64))
+        texts = [corpus.indexed_text(r) for r in corpus.records]
+        with progress_bar(len(texts), f"indexing {corpus.name}", progress) as advance:
+            self.lexical = LexicalIndex.build(texts, self.lexical.tokenizer_config, self.lexical.params, advance)
         self.corpus = corpus
         self._refresh()
 

@@ -110,6 +110,42 @@ def load_concept_benchmark(path: Path, known_ids: set[str] | None = None, select
     return Benchmark(path.stem, queries, qrels, family, qtype, split, anchor, names)
 
 
+COLLECTION_REQUIRED = ("qid", "family", "kind", "split", "query")
+
+
+def load_collection_benchmark(path: Path, known_ids: set[str] | None = None, select: dict | None = None) -> Benchmark:
+    """Questions over a folder of documents (notes-v1 shape): each names its target documents
+    (`targets: [{"doc": ID, "section": [heading, ...] | null}]`, every target relevant), its kind
+    (`topic`, `section`, `relation-out`, `relation-in`: the query type) and, for relation kinds, the
+    `anchor` document it names. `select` keeps the rows whose fields equal its values; errors name file:line."""
+    path = Path(path)
+    b = Benchmark(path.stem, {}, {}, {}, {}, {})
+    family_split: dict[str, str] = {}
+    for n, obj in read_jsonl(path):
+        if select and any(obj.get(k) != v for k, v in select.items()):
+            continue
+        where = f"{path}:{n}"
+        _check_row(obj, COLLECTION_REQUIRED, where, b.queries)
+        targets = obj.get("targets")
+        if not isinstance(targets, list) or not targets or not all(
+                isinstance(t, dict) and isinstance(t.get("doc"), str) for t in targets):
+            raise InputError(f"{where}: 'targets' must be a non-empty list of {{\"doc\": ID, \"section\": [...]}}")
+        for t in targets:
+            if known_ids is not None and t["doc"] not in known_ids:
+                raise InputError(f"{where}: target {t['doc']!r} is not a document of the collection")
+        fam = obj["family"]
+        if family_split.setdefault(fam, obj["split"]) != obj["split"]:
+            raise InputError(f"{where}: family {fam!r} is in both splits; a family must stay in one split")
+        qid = obj["qid"]
+        b.queries[qid], b.qrels[qid] = obj["query"], {t["doc"]: 1 for t in targets}
+        b.family[qid], b.type[qid], b.split[qid] = fam, obj["kind"], obj["split"]
+        if isinstance(obj.get("anchor"), str) and obj["anchor"]:
+            b.anchor[qid] = obj["anchor"]
+    if not b.queries:
+        raise InputError(f"{path}: no queries" + (f" with {select}" if select else ""))
+    return b
+
+
 DESCRIBE_REQUIRED = ("qid", "family", "split", "pos", "word", "sense_id", "query")
 
 

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..corpus.passages import window_texts
 from ..config import cache_dir
 from ..index.store import sha256_file
+from ..structures.dense import windows_of
 
 CACHE_VERSION = 1
 #: identity keys that decide the vectors (``name`` is only a label)
@@ -137,21 +139,25 @@ def _further_windows(store, corpus, key: str, passages, batch_size: int, root: P
         meta = json.loads((folder / "windows.json").read_text(encoding="utf-8"))
         if meta["vectors_key"] == key and meta["passages"] == passages.to_dict() \
                 and sha256_file(folder / "windows.npy") == meta["sha256"]:
-            store.set_windows(passages, np.load(folder / "window_owner.npy"), np.load(folder / "windows.npy"))
+            section = np.load(folder / "window_section.npy") if passages.sections else None
+            store.set_windows(passages, np.load(folder / "window_owner.npy"), np.load(folder / "windows.npy"), section)
             return {"status": "cached", "key": wkey, "windows": len(store.window_owner), "sha256": meta["sha256"],
                     "encode_s": meta["encode_s"]}
     except Exception:  # noqa: BLE001  missing, damaged or mismatched entry: encoded again
         pass
     texts = corpus_texts(corpus)
+    units = [window_texts(r) for r in corpus.records] if passages.sections else None
     t = time.perf_counter()
-    owner, windows = store.embedder().encode_windows(texts, [r.title for r in corpus.records] if passages.title else None,
-                                                     passages.stride, batch_size, progress)
+    owner, windows, *section = windows_of(passages, store.embedder(), texts, [r.title for r in corpus.records],
+                                          units, batch_size, progress)
     encode_s = time.perf_counter() - t
-    store.set_windows(passages, owner, windows)
+    store.set_windows(passages, owner, windows, *section)
 
     def write(tmp: Path) -> dict:
         np.save(tmp / "windows.npy", np.ascontiguousarray(windows, dtype=np.float32))
         np.save(tmp / "window_owner.npy", owner)
+        if section:
+            np.save(tmp / "window_section.npy", section[0])
         meta = {"vectors_key": key, "passages": passages.to_dict(), "sha256": sha256_file(tmp / "windows.npy"),
                 "encode_s": encode_s}
         (tmp / "windows.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")

@@ -18,7 +18,8 @@ from ..corpus.model import Corpus
 from ..errors import InputError
 from ..index.store import sha256_file
 from ..lanes.lookup import PRIOR, split_word_params
-from .benchmark import Benchmark, load_beir_benchmark, load_concept_benchmark, load_describe_benchmark
+from .benchmark import (Benchmark, load_beir_benchmark, load_collection_benchmark, load_concept_benchmark,
+                        load_describe_benchmark)
 from .metrics import parse_metric
 from .pick import check_pick
 
@@ -26,8 +27,9 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 _IMPL_SUFFIXES = (".py", ".txt", ".json")
 #: The seed of the paired bootstrap and sign-flip tests (Carrier R01 §5, "seed127300").
 STATS_SEED = 127300
-#: benchmark kinds read from one JSONL file: concept (a record per query), describe (a word per query)
-FILE_KINDS = ("concept", "describe")
+#: benchmark kinds read from one JSONL file: concept (a record per query), describe (a word per query),
+#: collection (documents of a folder per query, notes-v1)
+FILE_KINDS = ("concept", "describe", "collection")
 DEFAULT_STATS = {"seed": STATS_SEED, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95}
 
 
@@ -193,6 +195,8 @@ class Protocol:
             return load_concept_benchmark(self.resolve(b["path"]), set(corpus.ids), b.get("select"))
         if b["kind"] == "describe":
             return load_describe_benchmark(self.resolve(b["path"]), corpus)
+        if b["kind"] == "collection":
+            return load_collection_benchmark(self.resolve(b["path"]), set(corpus.ids), b.get("select"))
         return load_beir_benchmark(self._beir_folder(), b.get("split", "test"), b.get("sample"), b.get("dev"))
 
     # ---- methods -----------------------------------------------------------------------------
@@ -330,7 +334,7 @@ def load_protocol(path: Path) -> Protocol:
         if key not in data:
             raise InputError(f"{path}: protocol needs a {key!r} section")
     if data["benchmark"].get("kind") not in (*FILE_KINDS, "beir"):
-        raise InputError(f"{path}: benchmark.kind must be 'concept', 'describe' or 'beir'")
+        raise InputError(f"{path}: benchmark.kind must be 'concept', 'describe', 'collection' or 'beir'")
     select = data["benchmark"].get("select")
     if select is not None and (not isinstance(select, dict) or not select
                                or not all(isinstance(k, str) and isinstance(v, str) for k, v in select.items())):

@@ -45,20 +45,61 @@ def cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Passages:
     """How long records are cut into windows: `stride` wordpieces shared by neighbouring windows,
-    and whether each window after the first starts with the record's title."""
+    and whether each window after the first starts with the record's title.
+
+    `sections`: the windows are the records' sections instead (`corpus.passages.window_texts`:
+    every section, each cut into windows of the model's length), so every word of a document
+    is in some window and each window knows its section (`DenseStore.window_section`)."""
 
     stride: int = 64
     title: bool = True
+    sections: bool = False
 
     def to_dict(self) -> dict:
-        return {"stride": self.stride, "title": self.title}
+        return {"stride": self.stride, "title": self.title, **({"sections": True} if self.sections else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Passages":
-        unknown = sorted(set(d) - {"stride", "title"})
+        unknown = sorted(set(d) - {"stride", "title", "sections"})
         if unknown:
-            raise InputError(f"passages: unknown setting(s) {', '.join(unknown)} (known: stride, title)")
-        return cls(int(d.get("stride", 64)), bool(d.get("title", True)))
+            raise InputError(f"passages: unknown setting(s) {', '.join(unknown)} (known: stride, title, sections)")
+        return cls(int(d.get("stride", 64)), bool(d.get("title", True)), bool(d.get("sections", False)))
+
+
+Units = list[list[tuple[int, str]]]  # per record: (section index, window text) of each section
+
+
+def encode_units(emb: "Embedder", units: Units, stride: int, batch_size: int = 32,
+                 progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(owner record, section, vectors) of every window of every section in `units`: each
+    section's first window and its overflowing ones (`stride` wordpieces shared), record-major.
+    Truncation counters are left as they are (a window is not a record)."""
+    flat = [text for sections in units for _, text in sections]
+    record = np.asarray([r for r, sections in enumerate(units) for _ in sections], dtype=np.int64)
+    section = np.asarray([s for sections in units for s, _ in sections], dtype=np.int64)
+    if not flat:
+        return record, section, np.zeros((0, emb.dim), dtype=np.float32)
+    counters = emb.truncated_docs, emb.truncated_queries
+    try:
+        first = emb.encode(flat, batch_size=batch_size, kind="doc", progress=progress)
+    finally:
+        emb.truncated_docs, emb.truncated_queries = counters
+    unit, further = emb.encode_windows(flat, None, stride, batch_size, progress)
+    unit = np.concatenate([np.arange(len(flat)), unit])
+    order = np.argsort(unit, kind="stable")  # each unit's first window, then its further ones
+    return record[unit[order]], section[unit[order]], np.vstack([first, further])[order]
+
+
+def windows_of(p: Passages, emb: "Embedder", texts: list[str], titles: list[str] | None, units: Units | None,
+               batch_size: int, progress: bool = False) -> tuple:
+    """(owner, windows[, section]) of records' windows by the rule `p`: their further windows, or
+    with `p.sections` every window of their sections (`units`)."""
+    if p.sections:
+        if units is None or len(units) != len(texts):
+            raise InputError("section windows need each record's sections (units)")
+        owner, section, windows = encode_units(emb, units, p.stride, batch_size, progress)
+        return owner, windows, section
+    return emb.encode_windows(texts, titles if p.title else None, p.stride, batch_size, progress)
 
 
 @dataclass
@@ -78,31 +119,37 @@ class DenseStore:
     passages: Passages | None = None  # set: records also keep their further windows (MaxP)
     windows: np.ndarray | None = None  # (m, dim) float32, the windows after each record's first
     window_owner: np.ndarray | None = None  # (m,) int64, ascending: the record of each window
+    window_section: np.ndarray | None = None  # (m,) int64 with `passages.sections`: each window's section
 
     @classmethod
     def build(cls, texts: list[str], spec: str = "minilm", batch_size: int = 32, threads: int = 2,
               progress: bool = True, passages: Passages | None = None,
-              titles: list[str] | None = None) -> "DenseStore":
+              titles: list[str] | None = None, units: Units | None = None) -> "DenseStore":
         """Encode `texts` (one per record); with `passages`, their further windows too (`titles`:
-        each record's title, put before its windows when `passages.title`)."""
+        each record's title, put before its windows when `passages.title`), or with
+        `passages.sections` every window of every section in `units` (one list per record)."""
         from ..models.embedder import Embedder
 
         emb = Embedder.from_spec(spec, threads=threads)
         vectors = emb.encode(texts, batch_size=batch_size, kind="doc", progress=progress)
         store = cls(vectors, emb.identity, spec, emb.truncated_docs, threads, emb)
         if passages is not None:
-            store.set_windows(passages, *emb.encode_windows(texts, titles if passages.title else None,
-                                                             passages.stride, batch_size, progress))
+            store.set_windows(passages, *windows_of(passages, emb, texts, titles, units, batch_size, progress))
         return store
 
-    def set_windows(self, passages: Passages, owner: np.ndarray, windows: np.ndarray) -> None:
-        """Keep `windows` (rows, unit length) of the records at positions `owner` (ascending)."""
+    def set_windows(self, passages: Passages, owner: np.ndarray, windows: np.ndarray,
+                    section: np.ndarray | None = None) -> None:
+        """Keep `windows` (rows, unit length) of the records at positions `owner` (ascending);
+        `section`: each window's section, with `passages.sections`."""
         owner = np.asarray(owner, dtype=np.int64)
         if windows.shape != (len(owner), self.vectors.shape[1]) or (len(owner) and (
                 owner[0] < 0 or owner[-1] >= len(self.vectors) or np.any(np.diff(owner) < 0))):
             raise IndexFormatError(f"{len(owner)} window owners and windows {windows.shape} do not fit "
                                    f"{len(self.vectors)} records of dimension {self.vectors.shape[1]}")
+        if passages.sections != (section is not None) or (section is not None and len(section) != len(owner)):
+            raise IndexFormatError(f"section windows need one section per window ({len(owner)} windows)")
         self.passages, self.window_owner = passages, owner
+        self.window_section = None if section is None else np.asarray(section, dtype=np.int64)
         contiguous = windows.dtype == np.float32 and windows.flags.c_contiguous
         self.windows = windows if contiguous else np.ascontiguousarray(windows, dtype=np.float32)  # maps stay maps
 
@@ -154,6 +201,14 @@ class DenseStore:
         """The k records of highest cosine (every record when k is None), ties by `id_rank`."""
         return top_k(self.scores(query), k, id_rank, positive_only=False)
 
+    def window_cosines(self, position: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(section of each window, its cosine with `q`) for the windows of the record at `position`
+        (empty without section windows)."""
+        if self.window_section is None or self.window_owner is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        lo, hi = np.searchsorted(self.window_owner, [position, position + 1])
+        return np.asarray(self.window_section[lo:hi]), cosines(np.asarray(self.windows[lo:hi]), q)
+
     def scores_of(self, q: np.ndarray) -> np.ndarray:
         """Cosine of a query vector with every record (see `cosines`); with passages, a record's
         largest cosine over its windows."""
@@ -190,17 +245,19 @@ class DenseStore:
     def _ann_stale(self) -> None:
         self._ann = self._ann_source = None
 
-    def add(self, texts: list[str], batch_size: int = 32, titles: list[str] | None = None) -> None:
-        """Append the vectors of new records (and their further windows, with passages)."""
+    def add(self, texts: list[str], batch_size: int = 32, titles: list[str] | None = None,
+            units: Units | None = None) -> None:
+        """Append the vectors of new records (and their windows, with passages)."""
         emb = self.embedder()
         before = emb.truncated_docs
         new = emb.encode(texts, batch_size=batch_size, kind="doc")
         self.truncated_docs += emb.truncated_docs - before
         if self.passages is not None:
-            owner, windows = emb.encode_windows(texts, titles if self.passages.title else None,
-                                                self.passages.stride, batch_size)
+            owner, windows, *section = windows_of(self.passages, emb, texts, titles, units, batch_size)
             self.window_owner = np.concatenate([np.asarray(self.window_owner), owner + len(self.vectors)])
             self.windows = np.vstack([np.asarray(self.windows), windows])
+            if section:
+                self.window_section = np.concatenate([np.asarray(self.window_section), section[0]])
         self.vectors = np.vstack([np.asarray(self.vectors), new])
         self._ann_stale()
 
@@ -212,7 +269,25 @@ class DenseStore:
             kept = keep[owner]
             new_position = np.cumsum(keep) - 1  # old position -> position after the delete
             self.window_owner, self.windows = new_position[owner[kept]], np.asarray(self.windows)[kept]
+            if self.window_section is not None:
+                self.window_section = np.asarray(self.window_section)[kept]
         self.vectors = np.asarray(self.vectors)[keep]
+        self._ann_stale()
+
+    def permute(self, order: np.ndarray) -> None:
+        """Put the record at old position `order[i]` at position i (every record once), with its windows."""
+        order = np.asarray(order, dtype=np.int64)
+        if sorted(order.tolist()) != list(range(len(self.vectors))):
+            raise InputError(f"a permutation of {len(self.vectors)} records was expected")
+        if self.passages is not None:
+            owner = np.asarray(self.window_owner)
+            lo, hi = np.searchsorted(owner, order), np.searchsorted(owner, order + 1)
+            rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)] or [np.zeros(0, np.int64)])
+            self.window_owner = np.repeat(np.arange(len(order)), hi - lo)
+            self.windows = np.asarray(self.windows)[rows]
+            if self.window_section is not None:
+                self.window_section = np.asarray(self.window_section)[rows]
+        self.vectors = np.asarray(self.vectors)[order]
         self._ann_stale()
 
     def save(self, folder: Path) -> dict:
@@ -223,6 +298,8 @@ class DenseStore:
         if self.passages is not None:
             np.save(folder / "windows.npy", np.ascontiguousarray(self.windows, dtype=np.float32))
             np.save(folder / "window_owner.npy", np.ascontiguousarray(self.window_owner, dtype=np.int64))
+            if self.window_section is not None:
+                np.save(folder / "window_section.npy", np.ascontiguousarray(self.window_section, dtype=np.int64))
             meta["passages"] = {**self.passages.to_dict(), "windows": len(self.window_owner)}
         if self.ann_params is not None:
             meta["ann"] = self.ann().save(folder)
@@ -244,7 +321,9 @@ class DenseStore:
             windows = np.load(folder / "windows.npy", mmap_mode="r")
             if owner.shape != (m,) or windows.dtype != np.float32:
                 raise IndexFormatError(f"{folder}: {owner.shape[0]} window owners, {m} expected")
-            store.set_windows(Passages.from_dict(p), owner, windows)
+            passages = Passages.from_dict(p)
+            section = np.load(folder / "window_section.npy", mmap_mode="r") if passages.sections else None
+            store.set_windows(passages, owner, windows, section)
         if "ann" in meta:  # opened on first `dense-ann` query
             from .ann import AnnParams
 
