@@ -58,6 +58,8 @@ class Edge:
 
     `context` is the source's sentence that makes the link (FOLDOC's `{link}` in its sentence):
     evidence for a reader and for the relation lane, not part of the edge's identity or hash.
+    `anchor` is the place in the target the link names (a heading of a note, an HTML fragment),
+    "" for the whole record; like `context`, evidence only.
     """
 
     source: str
@@ -65,6 +67,7 @@ class Edge:
     type: str = "link"
     weight: float = 1.0
     context: str = field(default="", compare=False)
+    anchor: str = field(default="", compare=False)
 
 
 @dataclass
