@@ -78,6 +78,9 @@ class Corpus:
     (Carrier repeats a dictionary name twice; BEIR papers use title once); `alias_weight` how
     many times the aliases follow it (0: aliases are not indexed, the default).
 
+    `unresolved_edges` counts edges a loader left out because they named no record (JSONL's
+    `skip_unresolved`; a folder's unresolved links are in its report).
+
     `records` and `edges` are lists, or any sequence (an opened index reads them from disk by
     position). `checked` says they were validated before (an opened index): ids are then not
     checked again, and a sequence that carries an `ids` column gives `ids` without parsing records.
@@ -89,6 +92,7 @@ class Corpus:
     title_weight: int = 1
     alias_weight: int = 0
     checked: bool = field(default=False, repr=False, compare=False)
+    unresolved_edges: int = field(default=0, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.checked:
