@@ -103,8 +103,9 @@ class TextBuilder:
         sec = self.sections[-1]
         start = self._next_start() if text else self.length
         for ln in links:
-            lo, hi = (min(max(x - shift, 0), len(text)) for x in (ln.start, ln.end))
-            ctx = sentence_around(text, lo, hi) if text else ""
+            lo, hi = ln.start - shift, ln.end - shift
+            inside = text and 0 <= lo <= len(text) and hi >= 0  # not in whitespace stripped off the block
+            ctx = sentence_around(text, lo, min(max(hi, lo), len(text))) if inside else ""
             self.links.append({"target": ln.target, "anchor": ln.anchor, "kind": ln.kind, "line": ln.line,
                                "context": ctx, "section": len(self.sections) - 1})
         if not text:
