@@ -1,8 +1,9 @@
 """A folder of documents (.md, .html/.htm, .txt, .pdf) read as a corpus: one record per file, links
 as edges, and a report of what was skipped or unresolved.
 
-`walk` lists the files to read: hidden names (`.obsidian`, `.git`, `.trash`) are skipped, each real
-folder and file is read once however many symbolic links lead to it (so a link loop ends),
+`walk` lists the files to read: hidden names (`.obsidian`, `.git`, `.trash`) are skipped; a symbolic
+link to a folder or file of the tree is skipped (it is read at its own path) and one to outside it
+is followed once per real path, so a link loop ends;
 `exclude` globs and the root's `.sidelightignore` (gitignore syntax) leave paths out, files of
 other kinds are counted as ignored and files over `max_bytes` are skipped. `read_document` reads
 one file, `resolve_links` (in `links`) turns the records' links into edges, `load_folder` does
@@ -76,12 +77,28 @@ def _ignore_spec(root: Path, exclude: tuple[str, ...], warnings: list[tuple[str,
     return excluded
 
 
+def _inside(real: str, root_real: str) -> str | None:
+    """The POSIX path of `real` relative to the root when it lies inside it, not under a hidden
+    name (so the walk reads it at that path), else None."""
+    try:
+        rel = os.path.relpath(real, root_real)
+    except ValueError:
+        return None
+    parts = PurePosixPath(Path(rel).as_posix()).parts
+    if rel == ".":
+        return ""
+    if not parts or parts[0] == ".." or any(p.startswith(".") for p in parts):
+        return None
+    return "/".join(parts)
+
+
 def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) -> Walk:
     """The documents under `root` to read, in sorted order, and the files left out with reasons."""
     root = Path(root)
     out = Walk()
     excluded = _ignore_spec(root, tuple(exclude), out.warnings)
-    seen_dirs = {os.path.realpath(root)}
+    root_real = os.path.realpath(root)
+    seen_dirs = {root_real: ""}
     seen_files: dict[str, str] = {}
     stack = [""]
     while stack:
@@ -105,14 +122,20 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
                 else:
                     out.skipped.append((rel, f"cannot read it ({exc.strerror or exc})"))
                 continue
+            link = entry.is_symlink()
             if stat.S_ISDIR(st.st_mode):
                 if excluded(rel, True):
                     continue
                 real = os.path.realpath(entry.path)
-                if real in seen_dirs:
-                    out.skipped.append((rel, "symbolic link to a folder already read"))
+                inside = _inside(real, root_real)
+                if link and inside is not None:
+                    out.skipped.append((rel, f"symbolic link to a folder read at its own path ({inside or '.'})"))
                     continue
-                seen_dirs.add(real)
+                if real in seen_dirs:
+                    out.skipped.append((rel, f"{'symbolic link to ' if link else ''}a folder already read "
+                                             f"({seen_dirs[real] or '.'})"))
+                    continue
+                seen_dirs[real] = rel
                 subdirs.append(rel)
                 continue
             if not stat.S_ISREG(st.st_mode) or excluded(rel, False):
@@ -121,8 +144,9 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
                 out.ignored += 1
                 continue
             real = os.path.realpath(entry.path)
-            if real in seen_files:
-                out.skipped.append((rel, f"same file as {seen_files[real]}"))
+            inside = _inside(real, root_real) if link else None
+            if real in seen_files or inside is not None:
+                out.skipped.append((rel, f"same file as {seen_files.get(real) or inside}"))
                 continue
             seen_files[real] = rel
             if st.st_size > max_bytes:
