@@ -28,22 +28,39 @@ def slug(heading: str) -> str:
     return "".join(out)
 
 
+_ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "al", "mr", "mrs", "ms", "dr", "st", "no", "fig", "eq"}
+
+
+def _ends_sentence(text: str, i: int) -> bool:
+    """Whether the '.', '!' or '?' at `text[i]` ends a sentence: a space follows, then no lower-case
+    letter, and for '.', the word before is no abbreviation ('e.g.', 'etc.') or single letter."""
+    if text[i] not in _SENTENCE_END or i + 1 >= len(text) or not text[i + 1].isspace():
+        return i + 1 == len(text) and text[i] in _SENTENCE_END
+    j = i + 1
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    if j < len(text) and text[j].islower():
+        return False
+    if text[i] == ".":
+        k = i
+        while k > 0 and not text[k - 1].isspace() and text[k - 1] not in "([{":
+            k -= 1
+        word = text[k:i].lower()
+        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            return False
+    return True
+
+
 def sentence_around(text: str, start: int, end: int) -> str:
-    """The sentence of `text` that holds `text[start:end]`: from after the previous '.', '!' or
-    '?' followed by a space (or a line break) to the next one, stripped."""
+    """The sentence of `text` that holds `text[start:end]`: from after the previous sentence end
+    (or line break) to the next one, whitespace collapsed."""
     lo = start
-    while lo > 0:
-        ch = text[lo - 1]
-        if ch == "\n" or (ch.isspace() and lo >= 2 and text[lo - 2] in _SENTENCE_END):
-            break
+    while lo > 0 and text[lo - 1] != "\n" and not (lo >= 2 and text[lo - 1].isspace() and _ends_sentence(text, lo - 2)):
         lo -= 1
     hi = max(end, start)
-    while hi < len(text):
-        ch = text[hi]
-        if ch == "\n":
-            break
+    while hi < len(text) and text[hi] != "\n":
         hi += 1
-        if ch in _SENTENCE_END and (hi == len(text) or text[hi].isspace()) and hi > end:
+        if hi > end and _ends_sentence(text, hi - 1):
             break
     return " ".join(text[lo:hi].split())
 
