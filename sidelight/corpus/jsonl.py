@@ -113,10 +113,25 @@ def read_edges_tsv(path: Path) -> list[Edge]:
     return read_edges(path)[0]
 
 
-def load_jsonl_corpus(path: Path, edges: Path | None = None, title_weight: int = 1) -> Corpus:
-    """Records from a JSONL file, with optional TSV edges (default: `<stem>.edges.tsv` beside it)."""
+def known_edges(records: list[Record], edges: list[Edge]) -> tuple[list[Edge], list[Edge]]:
+    """(edges whose ends are both record ids, the others), each in order."""
+    ids = {r.id for r in records}
+    kept = [e for e in edges if e.source in ids and e.target in ids]
+    return kept, [e for e in edges if e.source not in ids or e.target not in ids]
+
+
+def load_jsonl_corpus(path: Path, edges: Path | None = None, title_weight: int = 1,
+                      skip_unresolved: bool = False) -> Corpus:
+    """Records from a JSONL file, with optional TSV edges (default: `<stem>.edges.tsv` beside it).
+
+    An edge naming an unknown id is an error, or with `skip_unresolved` left out and counted in
+    the corpus's `unresolved_edges` (an export whose links reach outside the records)."""
     path = Path(path)
     records = [record_from_json(obj, f"{path}:{n}") for n, obj in read_jsonl(path)]
     if edges is None and path.with_suffix(".edges.tsv").is_file():
         edges = path.with_suffix(".edges.tsv")
-    return Corpus(path.stem, records, read_edges_tsv(edges) if edges else [], title_weight)
+    links = read_edges_tsv(edges) if edges else []
+    dropped: list[Edge] = []
+    if skip_unresolved:
+        links, dropped = known_edges(records, links)
+    return Corpus(path.stem, records, links, title_weight, unresolved_edges=len(dropped))

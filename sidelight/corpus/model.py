@@ -58,6 +58,8 @@ class Edge:
 
     `context` is the source's sentence that makes the link (FOLDOC's `{link}` in its sentence):
     evidence for a reader and for the relation lane, not part of the edge's identity or hash.
+    `anchor` is the place in the target the link names (a heading of a note, an HTML fragment),
+    "" for the whole record; like `context`, evidence only.
     """
 
     source: str
@@ -65,6 +67,7 @@ class Edge:
     type: str = "link"
     weight: float = 1.0
     context: str = field(default="", compare=False)
+    anchor: str = field(default="", compare=False)
 
 
 @dataclass
@@ -74,6 +77,9 @@ class Corpus:
     `title_weight` is how many times the title is repeated before the text when indexing
     (Carrier repeats a dictionary name twice; BEIR papers use title once); `alias_weight` how
     many times the aliases follow it (0: aliases are not indexed, the default).
+
+    `unresolved_edges` counts edges a loader left out because they named no record (JSONL's
+    `skip_unresolved`; a folder's unresolved links are in its report).
 
     `records` and `edges` are lists, or any sequence (an opened index reads them from disk by
     position). `checked` says they were validated before (an opened index): ids are then not
@@ -86,6 +92,7 @@ class Corpus:
     title_weight: int = 1
     alias_weight: int = 0
     checked: bool = field(default=False, repr=False, compare=False)
+    unresolved_edges: int = field(default=0, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.checked:

@@ -1,4 +1,5 @@
-"""Resolve a SOURCE argument to a corpus: `foldoc`, `wordnet` (nouns), `wordnet-all`, a BEIR folder, a JSONL file, or a data set name."""
+"""Resolve a SOURCE argument to a corpus: `foldoc`, `wordnet` (nouns), `wordnet-all`, a BEIR folder,
+a folder of documents (Markdown, HTML, text, PDF), a JSONL file, or a data set name."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ def load_source(spec: str) -> Corpus:
         return load_wordnet_all()
     path = Path(spec)
     if path.is_dir():
+        if not (path / "corpus.jsonl").is_file():
+            from .folder import load_folder
+
+            return load_folder(path)
         return load_beir_corpus(path)
     if path.is_file():
         return load_jsonl_corpus(path)
@@ -33,6 +38,7 @@ def load_source(spec: str) -> Corpus:
     if named.is_dir():
         return load_beir_corpus(named)
     raise MissingDataError(
-        f"unknown source {spec!r}: not 'foldoc', 'wordnet', 'wordnet-all', a BEIR folder, a JSONL file, "
+        f"unknown source {spec!r}: not 'foldoc', 'wordnet', 'wordnet-all', a BEIR folder, a folder of "
+        f"documents, a JSONL file, "
         f"or a data set under {data_dir()} (set SIDELIGHT_DATA to change that folder)"
     )

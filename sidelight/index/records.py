@@ -3,7 +3,7 @@
     records.jsonl      one JSON object per record, in corpus order (readable by any tool)
     records.off.npy    int64 byte offset of each line, plus the file's size
     ids.*, titles.*    string columns (`sidelight.store.column`): what a ranked hit shows
-    edges.jsonl        one JSON array per edge: [source, target, type, weight(, context)]
+    edges.jsonl        one JSON array per edge: [source, target, type, weight(, context(, anchor))]
 
 Opening maps the offset tables; a record is parsed when it is read, the edges when the first one
 is. Both were checked when the index was built, so reading them again checks only their shape.
@@ -67,7 +67,11 @@ def record_line(r: Record, q: tuple[bytes, bytes, bytes, bytes] | None = None) -
 def write_edges(folder: Path, edges: Iterable[Edge]) -> None:
     with open(folder / "edges.jsonl", "w", encoding="utf-8") as f:
         for e in edges:
-            row = [e.source, e.target, e.type, e.weight] + ([e.context] if e.context else [])
+            row = [e.source, e.target, e.type, e.weight]
+            if e.context or e.anchor:
+                row.append(e.context)
+            if e.anchor:
+                row.append(e.anchor)
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 

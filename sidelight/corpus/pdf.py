@@ -1,0 +1,73 @@
+"""A PDF read with pypdf (the optional `pdf` extra): its pages' text, pages as locations, the
+outline (bookmarks) as headings."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .document import TextBuilder, slug
+from .markdown import ParsedDocument
+
+INSTALL_HINT = "install sidelight[pdf]"
+
+
+def pdf_available() -> bool:
+    """Whether pypdf can be imported."""
+    try:
+        import pypdf  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _outline(reader) -> list[tuple[int, int, str]]:
+    """(page number from 1, depth from 1, title) of every outline entry, in page order."""
+    found: list[tuple[int, int, str]] = []
+
+    def visit(items, depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                visit(item, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item)
+                title = " ".join(str(item.title or "").split())
+            except Exception:  # a broken destination: the entry is not a heading
+                continue
+            if page is not None and page >= 0 and title:
+                found.append((page + 1, min(depth, 6), title))
+
+    try:
+        visit(reader.outline, 1)
+    except Exception:
+        return []
+    return sorted(found, key=lambda e: e[0])
+
+
+def parse_pdf(path: Path, stem: str) -> ParsedDocument:
+    """Read one PDF; raises ValueError (with the reason) for a file pypdf cannot read."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            raise ValueError("encrypted PDF")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        meta = reader.metadata
+        title = " ".join(str(meta.title or "").split()) if meta is not None else ""
+    except (PdfReadError, OSError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"cannot read the PDF ({exc})") from None
+    builder = TextBuilder(location="pages")
+    heads = _outline(reader)
+    h = 0
+    for n, page in enumerate(pages, 1):
+        while h < len(heads) and heads[h][0] == n:
+            builder.heading(heads[h][1], heads[h][2], slug(heads[h][2]), n)
+            h += 1
+        paras = ["\n".join(line.rstrip() for line in p.splitlines()) for p in page.split("\n\n")]
+        builder.block("\n\n".join(p for p in paras if p.strip()), n, n)
+    text, sections, links = builder.finish()
+    return ParsedDocument(title or stem, text, sections, links)
