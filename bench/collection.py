@@ -35,6 +35,7 @@ from sidelight.structures.dense import Passages  # noqa: E402
 
 COLLECTIONS = {"obsidian-hub": lambda: data_dir() / "obsidian-hub",
                "python-docs": lambda: Path("/usr/share/doc/python3.11/html")}
+EXCLUDE = {"python-docs": ("_sources/",)}  # Sphinx's copies of the pages' reST sources
 QUESTIONS = HERE.parent / "benchmarks" / "notes-v1.jsonl"
 SETTINGS = [("bm25", {}), ("dense", {}), ("rrf", {}), ("best", {})] + [
     ("hybrid-linear", {"alpha": a, "norm": n}) for a in (0.3, 0.5, 0.7) for n in ("minmax", "zscore")]
@@ -75,9 +76,8 @@ def build(name: str, windows: bool) -> Index:
     cache = HERE.parent / ".cache" / "bench-collection" / f"{name}-{'sections' if windows else 'whole'}"
     if cache.is_dir():
         return Index.load(cache)
-    read = load_folder(folder)
-    print(read.report.summary(), file=sys.stderr)
-    corpus = read.corpus
+    corpus = load_folder(folder, EXCLUDE.get(name, ()))
+    print(corpus.report.summary(), file=sys.stderr)
     dense, _ = dense_store(corpus, "minilm", progress=True,
                            passages=Passages(64, sections=True) if windows else None)
     return Index.write(corpus, cache, dense=dense, progress=True)

@@ -53,8 +53,8 @@ def add_folder_flags(p: argparse.ArgumentParser) -> None:
                    help="write every skipped file and unresolved link, with the reason, to FILE")
 
 
-def print_sync(report: SyncReport, args: argparse.Namespace) -> None:
-    print(f"{args.index}: {report.summary()}")
+def print_sync(report: SyncReport, index: Path, args: argparse.Namespace) -> None:
+    print(f"{index}: {report.summary()}")
     for source, target in report.dangling[:10]:
         print(f"  link {source} -> {target}: its target was deleted or renamed")
     if len(report.dangling) > 10:
@@ -66,14 +66,14 @@ def print_sync(report: SyncReport, args: argparse.Namespace) -> None:
 def run_sync(args: argparse.Namespace) -> int:
     if not args.folder.is_dir():
         raise InputError(f"{args.folder}: not a folder")
-    print_sync(sync(args.index, args.folder, args.exclude, progress=not args.quiet), args)
+    print_sync(sync(args.index, args.folder, args.exclude), args.index, args)
     if not args.watch:
         return 0
     from watchfiles import watch
 
     print(f"watching {args.folder} (Ctrl-C to stop)", file=sys.stderr)
     for _ in watch(args.folder, debounce=500, recursive=True):
-        print_sync(sync(args.index, args.folder, args.exclude, progress=False), args)
+        print_sync(sync(args.index, args.folder, args.exclude), args.index, args)
     return 0
 
 

@@ -130,7 +130,7 @@ def run_index(args: argparse.Namespace) -> int:
         if folder is None:
             raise InputError(f"--update needs a folder of documents as SOURCE, got {args.source!r}")
         if store.is_index_folder(args.output):
-            print_sync(sync(args.output, folder, args.exclude, progress=not args.quiet), args)
+            print_sync(sync(args.output, folder, args.exclude), args.output, args)
             return 0
     store.check_destination(args.output, args.force)  # refuse before the (long) build, not after
     if args.ray:
@@ -138,11 +138,10 @@ def run_index(args: argparse.Namespace) -> int:
 
         ray_shards.connect(args.ray)
     if folder is not None:
-        read = load_folder(folder, args.exclude)
-        print(read.report.summary())
+        corpus = load_folder(folder, args.exclude)
+        print(corpus.report.summary())
         if args.report is not None:
-            args.report.write_text(read.report.to_text(), encoding="utf-8")
-        corpus = read.corpus
+            args.report.write_text(corpus.report.to_text(), encoding="utf-8")
     else:
         corpus = load_source(args.source, skip_unresolved=args.skip_unresolved)
     if args.title_weight is not None:

@@ -12,7 +12,17 @@ from .jsonl import load_jsonl_corpus
 from .model import Corpus
 
 
-def load_source(spec: str) -> Corpus:
+def document_folder(spec: str) -> Path | None:
+    """The folder `spec` names when it is a folder of documents (not a BEIR folder), else None."""
+    for path in (Path(spec), data_dir() / spec):
+        if path.is_dir():
+            return None if (path / "corpus.jsonl").is_file() else path
+    return None
+
+
+def load_source(spec: str, skip_unresolved: bool = False) -> Corpus:
+    """The corpus `spec` names; `skip_unresolved`: a JSONL file's edges that name unknown ids are
+    counted and left out instead of failing."""
     if spec == "foldoc":
         from .foldoc import load_foldoc
 
@@ -25,15 +35,16 @@ def load_source(spec: str) -> Corpus:
         from .wordnet import load_wordnet_all
 
         return load_wordnet_all()
+    folder = document_folder(spec)
+    if folder is not None:
+        from .folder import load_folder
+
+        return load_folder(folder)
     path = Path(spec)
     if path.is_dir():
-        if not (path / "corpus.jsonl").is_file():
-            from .folder import load_folder
-
-            return load_folder(path)
         return load_beir_corpus(path)
     if path.is_file():
-        return load_jsonl_corpus(path)
+        return load_jsonl_corpus(path, skip_unresolved=skip_unresolved)
     named = data_dir() / spec
     if named.is_dir():
         return load_beir_corpus(named)

@@ -342,33 +342,31 @@ class Index:
         self.corpus = corpus
         self._refresh()
 
-    def replace(self, remove: Sequence[str], records: Sequence[Record], edges: Sequence[Edge],
-                progress: bool = False) -> None:
+    def replace(self, remove: Sequence[str], records: Sequence[Record], edges: Sequence[Edge]) -> None:
         """Drop the records `remove`, add `records` and make `edges` the whole edge set: a folder's
-        changed documents (`sidelight sync`).
+        changed documents (`sidelight sync`), or `add --replace`.
 
-        The result is the index a fresh build of the same records and edges gives: records in
-        ascending id order, the lexical index rebuilt from them (BM25 statistics exact), the graph
-        from `edges`; only the new records are encoded, every other record keeps its vectors."""
+        BM25 statistics stay exact and only the new records are counted and encoded; every other
+        record keeps its vectors. Records and edges are those a fresh build of the same folder has
+        (in another order, which no ranking sees: ties break by id)."""
         gone = set(remove)
         pos = self.corpus.position
-        unknown = [i for i in gone if i not in pos]
+        unknown = sorted(i for i in gone if i not in pos)
         if unknown:
-            raise InputError(f"cannot replace: unknown record id {sorted(unknown)[0]!r}")
-        kept = [r for r in self.corpus.records if r.id not in gone]
-        merged = kept + list(records)
-        order = sorted(range(len(merged)), key=lambda i: merged[i].id)
-        corpus = Corpus(self.corpus.name, [merged[i] for i in order], list(edges), self.corpus.title_weight,
-                        self.corpus.alias_weight)  # checks ids are unique and edges name known records
+            raise InputError(f"cannot replace: unknown record id {unknown[0]!r}")
+        corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone] + list(records),
+                        list(edges), self.corpus.title_weight, self.corpus.alias_weight)  # ids unique, edges known
+        positions = np.asarray(sorted(pos[i] for i in gone), dtype=np.int64)
+        texts, titles, units = dense_texts(corpus, records, self.dense.passages if self.dense is not None else None)
+        if len(positions):
+            self.lexical.delete(positions)
+        if records:
+            self.lexical.add(texts)
         if self.dense is not None:
-            self.dense.delete(np.asarray(sorted(pos[i] for i in gone), dtype=np.int64))
-            texts, titles, units = dense_texts(corpus, records, self.dense.passages)
+            if len(positions):
+                self.dense.delete(positions)
             if records:
                 self.dense.add(texts, titles=titles, units=units)
-            self.dense.permute(np.asarray(order, dtype=np.int64))
-        texts = [corpus.indexed_text(r) for r in corpus.records]
-        with progress_bar(len(texts), f"indexing {corpus.name}", progress) as advance:
-            self.lexical = LexicalIndex.build(texts, self.lexical.tokenizer_config, self.lexical.params, advance)
         self.corpus = corpus
         self._refresh()
 

@@ -13,11 +13,13 @@ leaves the old index or the new one.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from ..corpus.folder import FolderReport, list_documents, read_document, resolve_links
+from ..corpus.folder import read_document, walk
+from ..corpus.links import count_resolved, resolve_links
+from ..corpus.report import FolderReport
 from ..corpus.model import Edge, Record
 from ..store.lock import writer_lock
 from .index import Index
@@ -80,32 +82,42 @@ def plan(stored: dict[str, str | None], current: dict[str, str]) -> SyncReport:
     return report
 
 
-def sync(index_path: Path, folder: Path, exclude: Sequence[str] = (), progress: bool = False) -> SyncReport:
+def sync(index_path: Path, folder: Path, exclude: Sequence[str] = ()) -> SyncReport:
     """Apply the folder's changes to the index at `index_path` (see the module docstring); writes
     a new generation only when something changed."""
     index_path, folder = Path(index_path), Path(folder)
     with writer_lock(index_path):
         index = Index.load(index_path, verify=True)
-        stored = {r.id: r.metadata.get("sha256") for r in index.corpus.records}
-        paths, reader = list_documents(folder, exclude)
-        report = plan(stored, {rel: file_sha256(folder / rel) for rel in paths})
-        report.reader = reader
+        current = list(index.corpus.records)  # parsed once: every later pass reads this list
+        index.corpus = replace(index.corpus, records=current)
+        stored = {r.id: r.metadata.get("sha256") for r in current}
+        found = walk(folder, tuple(exclude))
+        report = plan(stored, {rel: file_sha256(folder / rel) for rel in found.files})
+        reader = report.reader = FolderReport(root=str(folder), ignored=found.ignored, skipped=list(found.skipped),
+                                              warnings=list(found.warnings))
         fresh: list[Record] = []
         for rel in sorted([*report.added, *report.changed, *(b for _, b in report.renamed)]):
             record, issues = read_document(folder, rel)
-            reader.note(rel, issues)
+            if record is None:  # unreadable now: its old record goes, as a deleted file's would
+                reader.skipped.extend((rel, reason) for reason in issues[:1])
+                continue
+            reader.warnings.extend((rel, reason) for reason in issues)
             fresh.append(record)
         remove = [*report.changed, *report.deleted, *(a for a, _ in report.renamed)]
         removed = set(report.deleted) | {a for a, _ in report.renamed}
-        report.dangling = sorted((e.source, e.target) for e in index.corpus.edges
-                                 if e.target in removed and e.source not in removed)
+        old_edges = list(index.corpus.edges)
+        moved = dict(report.renamed)
+        report.dangling = sorted((moved.get(e.source, e.source), e.target) for e in old_edges
+                                 if e.target in removed and e.source not in report.deleted)
         gone = set(remove)
-        records = [r for r in index.corpus.records if r.id not in gone] + fresh
+        records = sorted([r for r in current if r.id not in gone] + fresh, key=lambda r: r.id)
         edges, unresolved = resolve_links(records)
-        reader.unresolved = list(unresolved)
-        if report.empty and _same_edges(index.corpus.edges, edges):
+        reader.documents, reader.edges = len(records), len(edges)
+        reader.resolved = count_resolved(records, unresolved)
+        reader.add_unresolved(unresolved)
+        if report.empty and _same_edges(old_edges, edges):
             return report
-        index.replace(remove, fresh, edges, progress)
+        index.replace(remove, fresh, edges)
         index.save(index_path)
         report.written = True
     return report

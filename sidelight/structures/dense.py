@@ -274,22 +274,6 @@ class DenseStore:
         self.vectors = np.asarray(self.vectors)[keep]
         self._ann_stale()
 
-    def permute(self, order: np.ndarray) -> None:
-        """Put the record at old position `order[i]` at position i (every record once), with its windows."""
-        order = np.asarray(order, dtype=np.int64)
-        if sorted(order.tolist()) != list(range(len(self.vectors))):
-            raise InputError(f"a permutation of {len(self.vectors)} records was expected")
-        if self.passages is not None:
-            owner = np.asarray(self.window_owner)
-            lo, hi = np.searchsorted(owner, order), np.searchsorted(owner, order + 1)
-            rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)] or [np.zeros(0, np.int64)])
-            self.window_owner = np.repeat(np.arange(len(order)), hi - lo)
-            self.windows = np.asarray(self.windows)[rows]
-            if self.window_section is not None:
-                self.window_section = np.asarray(self.window_section)[rows]
-        self.vectors = np.asarray(self.vectors)[order]
-        self._ann_stale()
-
     def save(self, folder: Path) -> dict:
         folder.mkdir()
         np.save(folder / "vectors.npy", np.ascontiguousarray(self.vectors, dtype=np.float32))

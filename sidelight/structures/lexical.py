@@ -527,13 +527,17 @@ def _accumulate(weights: Columns | sp.csc_matrix, terms: np.ndarray, n: int,
     return np.bincount(indices[pos], weights=w, minlength=n).astype(np.float64, copy=False)
 
 
+COMPILE_FROM = 2000  # texts counted at once from which the compiled counter pays for loading numba
+
+
 class RawTerms:
     """Raw tokens seen so far (in order of first appearance) and the term id of each (-1 when the
     tokenizer drops it): the state `_count` keeps across calls, so a build in blocks sends each
     distinct raw token through the tokenizer once, not once per block."""
 
-    def __init__(self) -> None:
-        self.compiled = _kernels.RawTokens() if _kernels.enabled() else None  # the same raw ids, compiled
+    def __init__(self, compile: bool = True) -> None:
+        # the same raw ids, compiled: worth loading numba (about a second) for a build, not for a few texts
+        self.compiled = _kernels.RawTokens() if (compile or _kernels.use()) and _kernels.enabled() else None
         self.raw: dict[bytes, int] = {}  # raw token -> raw id (numpy path)
         self.term_of_raw = np.zeros(0, dtype=np.int32)
 
@@ -552,7 +556,7 @@ def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progre
     """
     import scipy.sparse as sp
 
-    seen = RawTerms() if seen is None else seen
+    seen = RawTerms(len(texts) >= COMPILE_FROM) if seen is None else seen
     compiled, raw, term_of_raw = seen.compiled, seen.raw, seen.term_of_raw
     chain = itertools.chain.from_iterable
     data_parts, index_parts, counts_parts = [], [], []

@@ -1,0 +1,141 @@
+"""`sidelight sync`: a folder's added, edited, deleted and renamed notes, applied to its index, give
+the index a fresh build of the same folder gives; a kill during the sync leaves the old or the new."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sidelight.cli import main
+from sidelight.index import Index
+from sidelight.index.sync import plan, sync
+
+NOTES = {
+    "Gardening.md": "# Gardening\n\nTomatoes need sun. See [[Watering]] and [[Pests#Slugs|slugs]].\n",
+    "Watering.md": "---\naliases: [Irrigation]\n---\n# Watering\n\nWater early in the morning. Back to [[Gardening]], or to [[Tools]].\n",
+    "Pests.md": "# Pests\n\n## Slugs\n\nSlugs eat lettuce at night. Beer traps help.\n\n## Aphids\n\nLadybirds eat aphids.\n",
+    "Old.md": "# Old\n\nAn old note about compost, linked from [[Gardening]].\n",
+    "sub/Tools.md": "# Tools\n\nA spade and a rake. Compare [[Old]].\n",
+}
+METHODS = ("bm25", "tfidf", "dense", "rrf", "hybrid-linear", "bm25+ppr", "relation")
+QUERIES = ("slugs eating lettuce", "watering in the morning", "compost heap", "garden tools spade")
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+
+
+def fresh(folder: Path, out: Path) -> Index:
+    """The index `sidelight index FOLDER --dense minilm` builds."""
+    assert main(["index", str(folder), "-o", str(out), "--dense", "minilm", "-q"]) == 0
+    return Index.load(out)
+
+
+def same_index(a: Index, b: Index) -> None:
+    """Same records (with their metadata), edges and rankings for every method and query."""
+    key = lambda r: (r.id, r.title, r.text, json.dumps(r.metadata, sort_keys=True), r.aliases)  # noqa: E731
+    assert sorted(map(key, a.corpus.records)) == sorted(map(key, b.corpus.records))
+    ekey = lambda e: (e.source, e.target, e.type, e.weight, e.context, e.anchor)  # noqa: E731
+    assert sorted(map(ekey, a.corpus.edges)) == sorted(map(ekey, b.corpus.edges))
+    for method in METHODS:
+        for q in QUERIES:
+            x, y = a.search(q, method, 10), b.search(q, method, 10)
+            assert x.ids == y.ids, (method, q)
+            assert np.allclose([h.score for h in x], [h.score for h in y], rtol=1e-9, atol=1e-12), (method, q)
+
+
+def test_plan_names_each_kind_of_change():
+    stored = {"a": "1", "b": "2", "c": "3", "d": "4"}
+    current = {"a": "1", "b": "9", "e": "3", "f": "5"}
+    p = plan(stored, current)
+    assert (p.added, p.changed, p.deleted, p.renamed, p.unchanged) == (["f"], ["b"], ["d"], [("c", "e")], 1)
+
+
+def test_sync_equals_a_fresh_index_of_the_same_folder(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    fresh(vault, tmp_path / "idx")
+    # edit one note (new link), delete one, rename one, add one that links into the renamed note
+    write(vault, {"Gardening.md": NOTES["Gardening.md"] + "\n## Compost\n\nA heap of leaves; see [[Tools]].\n",
+                  "New.md": "# New\n\nSpades are in [[Implements]]. Slugs again.\n"})
+    (vault / "Old.md").unlink()
+    (vault / "sub/Tools.md").rename(vault / "sub/Implements.md")
+    report = sync(tmp_path / "idx", vault)
+    assert (report.added, report.changed, report.deleted, report.renamed) == (
+        ["New.md"], ["Gardening.md"], ["Old.md"], [("sub/Tools.md", "sub/Implements.md")])
+    # links into the deleted and the renamed note are reported
+    assert report.dangling == [("Watering.md", "sub/Tools.md"), ("sub/Implements.md", "Old.md")]
+    synced = Index.load(tmp_path / "idx")
+    same_index(synced, fresh(vault, tmp_path / "fresh"))
+    # nothing changed: no new generation
+    gen = (tmp_path / "idx" / "index.json").read_text()
+    assert sync(tmp_path / "idx", vault).written is False
+    assert (tmp_path / "idx" / "index.json").read_text() == gen
+
+
+def test_learned_weights_stay_on_edges_that_survive(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    index = fresh(vault, tmp_path / "idx")
+    lane = index.search_channels("tomatoes need sun gardening", limit=5).relation
+    assert lane.hits, "the relation lane reaches a linked note"
+    index.state.record_success(lane.trace_id, lane.hits[0].id)
+    learned = index.state.overlay()
+    assert learned
+    write(vault, {"Pests.md": NOTES["Pests.md"] + "\nMore pests.\n"})
+    sync(tmp_path / "idx", vault)
+    after = Index.load(tmp_path / "idx")
+    assert after.state.overlay() == learned
+    edges = {(e.source, e.target, e.type) for e in after.corpus.edges}
+    assert set(learned) <= edges  # every learned edge survived, so its weight still applies
+    factors = after.state.overlay_for(after.graph, after.corpus.ids)
+    assert np.count_nonzero(factors != 1.0) == len(learned)  # each learned edge, in its new position
+
+
+def test_cli_sync_and_index_update(tmp_path, capsys):
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "-q"]) == 0
+    write(vault, {"Pests.md": NOTES["Pests.md"].replace("Beer traps", "Copper tape")})
+    assert main(["sync", str(vault), str(tmp_path / "idx"), "-q"]) == 0
+    assert "0 added, 1 changed, 0 deleted" in capsys.readouterr().out
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "--update", "-q"]) == 0
+    assert "up to date" in capsys.readouterr().out
+    hits = Index.load(tmp_path / "idx").search("copper tape", "bm25", 1)
+    assert hits.ids == ["Pests.md"]
+
+
+KILL_AT = {"while writing": "store.write_manifest", "between the renames": "store.publish"}
+
+
+@pytest.mark.parametrize("point", sorted(KILL_AT))
+def test_a_kill_during_sync_leaves_the_old_index(tmp_path, point):
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "-q"]) == 0
+    before = sorted(Index.load(tmp_path / "idx").corpus.ids)
+    (vault / "Old.md").unlink()
+    patch = textwrap.dedent(f"""
+        import os, signal
+        from sidelight.index import store
+        def die(*a, **k):
+            os.kill(os.getpid(), signal.SIGKILL)
+        {KILL_AT[point]} = die
+    """)
+    code = patch + "\nimport sys; from sidelight.cli import main; sys.exit(main(sys.argv[1:]))"
+    r = subprocess.run([sys.executable, "-c", code, "sync", str(vault), str(tmp_path / "idx"), "-q"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert r.returncode == -signal.SIGKILL
+    assert sorted(Index.load(tmp_path / "idx").corpus.ids) == before  # the old index, whole
+    assert main(["sync", str(vault), str(tmp_path / "idx"), "-q"]) == 0  # the next writer recovers
+    assert "Old.md" not in Index.load(tmp_path / "idx").corpus.ids
