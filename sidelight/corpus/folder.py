@@ -168,7 +168,7 @@ def _decode(data: bytes, issues: list[str]) -> str:
         return data.decode("utf-8-sig", errors="replace")
 
 
-def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str]) -> ParsedDocument:
+def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str], hidden_links: bool) -> ParsedDocument:
     stem = PurePosixPath(rel).stem
     if fmt == "pdf":
         from .pdf import parse_pdf
@@ -178,7 +178,7 @@ def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str]) -> Pa
         raise ValueError("binary content (NUL bytes) in a text file")
     text = _decode(data, issues)
     if fmt == "markdown":
-        return parse_markdown(text, stem)
+        return parse_markdown(text, stem, hidden_links)
     if fmt == "html":
         from .html import parse_html
 
@@ -188,9 +188,11 @@ def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str]) -> Pa
     return parse_text(text, stem)
 
 
-def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES) -> tuple[Record | None, list[str]]:
+def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES,
+                  hidden_links: bool = False) -> tuple[Record | None, list[str]]:
     """(record, issues) of one file under `root`. The record is None when the file cannot be read,
-    and the issues then say why; otherwise they are warnings (the record was still made)."""
+    and the issues then say why; otherwise they are warnings (the record was still made).
+    `hidden_links`: Markdown links inside comments count too (see `parse_markdown`)."""
     path = Path(root) / relpath
     fmt = FORMATS.get(PurePosixPath(relpath).suffix.lower())
     if fmt is None:
@@ -209,7 +211,7 @@ def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES) -> tuple
         return None, [f"cannot read it ({exc.strerror or exc})"]
     issues: list[str] = []
     try:
-        doc = _parse(path, relpath, fmt, data, issues)
+        doc = _parse(path, relpath, fmt, data, issues, hidden_links)
     except ValueError as exc:
         return None, [str(exc)]
     except (RecursionError, MemoryError) as exc:
@@ -220,7 +222,7 @@ def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES) -> tuple
 
 
 def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max_bytes: int = MAX_BYTES,
-                name: str | None = None) -> FolderCorpus:
+                name: str | None = None, hidden_links: bool = False) -> FolderCorpus:
     """Every document under `path` as a record (sorted by id), its links as edges, and the report.
 
     Raises InputError only when no document could be read at all."""
@@ -233,7 +235,7 @@ def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max
                           warnings=list(found.warnings))
     records: list[Record] = []
     for rel in found.files:
-        record, issues = read_document(root, rel, max_bytes)
+        record, issues = read_document(root, rel, max_bytes, hidden_links)
         if record is None:
             report.skipped.extend((rel, reason) for reason in issues[:1])
             continue

@@ -112,25 +112,42 @@ def _front_matter(content: str, issues: list[str]) -> dict:
     return data
 
 
-def _html_text(fragment: str) -> str:
-    """The text of a raw HTML block (tags and comments dropped)."""
+def _html_block(fragment: str) -> tuple[str, list[tuple[int, str]]]:
+    """The text of a raw HTML block (tags and comments dropped), and its comments as
+    (line within the block from 0, comment text)."""
     if not fragment.strip():
-        return ""
+        return "", []
     try:
         root = lxml_html.fragment_fromstring(fragment, create_parent="div")
     except (etree.ParserError, ValueError):
-        return ""
+        return "", []
+    # libxml2 gives a comment the line it ends on
+    comments = [(max((c.sourceline or 1) - 1 - (c.text or "").count("\n"), 0), c.text or "")
+                for c in root.iter(etree.Comment)]
     for bad in root.xpath("//script|//style"):
         bad.drop_tree()
     etree.strip_elements(root, etree.Comment, with_tail=False)
-    return "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip())
+    return "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip()), comments
 
 
 class _Inline:
     """Renders an inline token's children to plain text, collecting links and tags."""
 
-    def __init__(self, tags: list[str]):
+    def __init__(self, tags: list[str], hidden_links: bool = False):
         self.tags = tags
+        self.hidden_links = hidden_links
+
+    def hidden(self, content: str, first_line: int, at: int) -> list[Link]:
+        """With `hidden_links`, the links of hidden text (a comment), placed at offset `at`."""
+        if not self.hidden_links or "[" not in content:
+            return []
+        found = []
+        for t in obsidian_markdown().parse(content):
+            if t.type == "inline":
+                found += _Inline([], True).render(t, first_line + (t.map[0] if t.map else 0))[1]
+        for ln in found:
+            ln.start = ln.end = at
+        return found
 
     def render(self, token: Token, first_line: int) -> tuple[str, list[Link]]:
         out: list[str] = []
@@ -170,6 +187,8 @@ class _Inline:
                 if link is not None:
                     link.end = size
                     links.append(link)
+            elif kind == "obsidian_comment":
+                links += self.hidden(child.content, line, size)
             elif kind == "block_id" and out:  # drop the space before it
                 trimmed = out[-1].rstrip(" \t")
                 size -= len(out[-1]) - len(trimmed)
@@ -211,11 +230,14 @@ def _render_table(tokens: list[Token], i: int, inline: _Inline) -> tuple[str, li
     return "\n".join(rows), links, i + 1
 
 
-def parse_markdown(source: str, stem: str) -> ParsedDocument:
-    """Read one note's text (already decoded) into a ParsedDocument; never raises on bad input."""
+def parse_markdown(source: str, stem: str, hidden_links: bool = False) -> ParsedDocument:
+    """Read one note's text (already decoded) into a ParsedDocument; never raises on bad input.
+
+    `hidden_links`: also list the links inside comments (`%%...%%`, `<!--...-->`), which Obsidian's
+    graph counts but a reader does not see; their context is the sentence around the comment."""
     issues: list[str] = []
     tags: list[str] = []
-    inline = _Inline(tags)
+    inline = _Inline(tags, hidden_links)
     builder = TextBuilder()
     front: dict = {}
     tokens = obsidian_markdown().parse(source)
@@ -238,7 +260,11 @@ def parse_markdown(source: str, stem: str) -> ParsedDocument:
         elif t.type in ("fence", "code_block"):
             builder.block(t.content, first, last)
         elif t.type == "html_block":
-            builder.block(_html_text(t.content), first, last)
+            text, comments = _html_block(t.content)
+            hidden = [ln for offset, c in comments for ln in inline.hidden(c, first + offset, 0)]
+            builder.block(text, first, last, hidden)
+        elif t.type == "obsidian_comment":
+            builder.block("", first, last, inline.hidden(t.content, first, 0))
         elif t.type == "table_open":
             text, links, i = _render_table(tokens, i, inline)
             builder.block(text, first, last, links)

@@ -72,7 +72,8 @@ def _comment(state: StateInline, silent: bool) -> bool:
     if end < 0 or end + 2 > state.posMax:
         return False
     if not silent:
-        state.push("obsidian_comment", "", 0)
+        token = state.push("obsidian_comment", "", 0)
+        token.content = src[pos + 2:end]
     state.pos = end + 2
     return True
 
@@ -109,6 +110,7 @@ def _comment_block(state: StateBlock, start: int, end: int, silent: bool) -> boo
     if not silent:
         token = state.push("obsidian_comment", "", 0)
         token.map = [start, line + 1]
+        token.content = state.getLines(start, line + 1, state.tShift[start], False).strip().strip("%")
     state.line = line + 1
     return True
 

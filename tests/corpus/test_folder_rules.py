@@ -99,3 +99,12 @@ def test_sentence_around():
     assert sentence_around(text, i, i + 3) == "Numbers (e.g. 2) have type int here."
     assert sentence_around(text, 0, 5) == "First one."
     assert sentence_around(text, len(text) - 2, len(text)) == "Next line"
+
+
+def test_hidden_links_on_request():
+    src = "Seen %%a [[A]]%% text.\n\n%%\n[[B]]\n\n%%\n\n<!--\n- [[C|c]]: x\n-->\n"
+    assert parse_markdown(src, "n").links == []
+    doc = parse_markdown(src, "n", hidden_links=True)
+    assert doc.text == "Seen  text."
+    assert [(ln["target"], ln["line"], ln["context"]) for ln in doc.links] == [
+        ("A", 1, "Seen text."), ("B", 4, ""), ("C", 9, "")]
