@@ -23,8 +23,9 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from ..errors import InputError, MissingDataError
+from .document import ParsedDocument
 from .links import DOCUMENT_EXTENSIONS, count_resolved, resolve_links
-from .markdown import ParsedDocument, parse_markdown
+from .markdown import parse_markdown
 from .model import Corpus, Record
 from .report import FolderReport
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from lxml import etree
 from lxml import html as lxml_html
 
-from .document import Link, TextBuilder, slug
-from .markdown import ParsedDocument, local_link
+from .document import Link, ParsedDocument, TextBuilder, local_link, slug
 
 _DROP_TAGS = {"script", "style", "nav", "header", "footer", "noscript", "template", "iframe", "svg",
               "button", "select", "textarea", "form"}

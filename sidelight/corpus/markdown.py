@@ -10,56 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass, field
-from pathlib import PurePosixPath
-from urllib.parse import unquote, urlsplit
 
 import yaml
 from lxml import etree
 from lxml import html as lxml_html
 from markdown_it.token import Token
 
-from .document import Link, TextBuilder, slug
+from .document import Link, ParsedDocument, TextBuilder, local_link, slug
 from .mdsyntax import obsidian_markdown
-
-
-@dataclass
-class ParsedDocument:
-    """What a reader makes of one file, before it becomes a Record."""
-
-    title: str
-    text: str
-    sections: list[dict]
-    links: list[dict]
-    aliases: tuple[str, ...] = ()
-    tags: list[str] = field(default_factory=list)
-    properties: dict = field(default_factory=dict)
-    issues: list[str] = field(default_factory=list)
-
-
-def is_external(href: str) -> bool:
-    """A URL with a scheme (`https:`, `mailto:`, `obsidian:`) or a network path (`//host`):
-    not a file of the folder. One-letter schemes are Windows drive letters, so local."""
-    if href.startswith("//"):
-        return True
-    try:
-        scheme = urlsplit(href).scheme
-    except ValueError:
-        return True
-    return len(scheme) > 1
-
-
-def local_link(href: str) -> tuple[str, str] | None:
-    """(path, anchor) of a link to a file of the folder, URL-decoded; None for an external URL or
-    a link within the same page (`#anchor` only)."""
-    href = href.strip()
-    if not href or is_external(href):
-        return None
-    path, _, anchor = href.partition("#")
-    path = unquote(path.partition("?")[0])
-    if not path:
-        return None
-    return path, unquote(anchor)
 
 
 def json_safe(value):
@@ -282,8 +240,3 @@ def parse_markdown(source: str, stem: str, hidden_links: bool = False) -> Parsed
     known = {"aliases", "tags"} | ({"title"} if isinstance(front.get("title"), str) else set())
     properties = {str(k): json_safe(v) for k, v in front.items() if str(k) not in known}
     return ParsedDocument(title, text, sections, links, aliases, sorted({t for t in tags if t}), properties, issues)
-
-
-def markdown_stem(relpath: str) -> str:
-    """Obsidian's note name: the file name without `.md`."""
-    return PurePosixPath(relpath).stem

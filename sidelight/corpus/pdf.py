@@ -6,8 +6,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .document import TextBuilder, slug
-from .markdown import ParsedDocument
+from .document import ParsedDocument, TextBuilder, slug
 
 INSTALL_HINT = "install sidelight[pdf]"
 
