@@ -53,22 +53,23 @@ class Walk:
 
 def _ignore_spec(root: Path, exclude: tuple[str, ...], warnings: list[tuple[str, str]]):
     """A matcher of relative paths (folders end with '/') from `exclude` and `.sidelightignore`."""
-    lines = list(exclude)
+    lines = [("--exclude", p) for p in exclude]
     ignore = root / IGNORE_FILE
     if ignore.is_file():
         try:
-            lines += [ln.strip() for ln in ignore.read_text(encoding="utf-8", errors="replace").splitlines()]
+            text = ignore.read_text(encoding="utf-8", errors="replace")
+            lines += [(IGNORE_FILE, ln.strip()) for ln in text.splitlines()]
         except OSError as exc:
             warnings.append((IGNORE_FILE, f"cannot read it ({exc.strerror or exc})"))
     good = []
-    for ln in lines:
+    for where, ln in lines:
         if not ln or ln.startswith("#"):
             continue
         try:
             pathspec.GitIgnoreSpec.from_lines([ln])
             good.append(ln)
         except (ValueError, TypeError) as exc:
-            warnings.append((IGNORE_FILE, f"pattern {ln!r} is not valid ({exc}); ignored"))
+            warnings.append((where, f"pattern {ln!r} is not valid ({exc}); ignored"))
     spec = pathspec.GitIgnoreSpec.from_lines(good)
 
     def excluded(rel: str, is_dir: bool) -> bool:
@@ -231,7 +232,7 @@ def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max
     root = Path(path)
     if not root.is_dir():
         raise MissingDataError(f"{root}: no such folder")
-    found = walk(root, tuple(exclude), max_bytes)
+    found = walk(root, (exclude,) if isinstance(exclude, str) else tuple(exclude), max_bytes)
     report = FolderReport(root=str(root), ignored=found.ignored, skipped=list(found.skipped),
                           warnings=list(found.warnings))
     records: list[Record] = []

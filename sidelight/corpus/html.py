@@ -134,7 +134,7 @@ def parse_html(data: bytes, stem: str) -> ParsedDocument:
     title = ""
     try:
         root = lxml_html.document_fromstring(data, parser=lxml_html.HTMLParser(encoding="utf-8"))
-    except (etree.ParserError, ValueError) as exc:
+    except (etree.LxmlError, ValueError) as exc:
         if data.strip():
             issues.append(f"cannot parse the HTML ({exc})")
         root = None

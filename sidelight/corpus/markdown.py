@@ -20,12 +20,22 @@ from .document import Link, ParsedDocument, TextBuilder, local_link, slug
 from .mdsyntax import obsidian_markdown
 
 
-def json_safe(value):
-    """A YAML value as JSON: dates as ISO strings, non-finite floats and other objects as str."""
+MAX_PROPERTY_NODES = 10_000
+
+
+def json_safe(value, budget: list[int] | None = None):
+    """A YAML value as JSON: dates as ISO strings, non-finite floats and other objects as str.
+
+    Raises ValueError past `MAX_PROPERTY_NODES` values (YAML aliases can make a small front
+    matter expand without end: `a: &x [*x]`)."""
+    budget = [MAX_PROPERTY_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"more than {MAX_PROPERTY_NODES} values")
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v, budget) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, budget) for v in value]
     if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
         return value.isoformat()
     if value is None or isinstance(value, (bool, int, str)):
@@ -67,7 +77,11 @@ def _front_matter(content: str, issues: list[str]) -> dict:
     if not isinstance(data, dict):
         issues.append(f"front matter is a YAML {type(data).__name__}, not a mapping; properties ignored")
         return {}
-    return data
+    try:
+        return json_safe(data)
+    except (ValueError, RecursionError) as exc:
+        issues.append(f"front matter is too large ({exc or 'nested too deep'}); properties ignored")
+        return {}
 
 
 def _html_block(fragment: str) -> tuple[str, list[tuple[int, str]]]:
@@ -238,5 +252,5 @@ def parse_markdown(source: str, stem: str, hidden_links: bool = False) -> Parsed
     for tag in string_list(front.get("tags")):
         tags.extend(part.lstrip("#") for part in tag.split())
     known = {"aliases", "tags"} | ({"title"} if isinstance(front.get("title"), str) else set())
-    properties = {str(k): json_safe(v) for k, v in front.items() if str(k) not in known}
+    properties = {k: v for k, v in front.items() if k not in known}
     return ParsedDocument(title, text, sections, links, aliases, sorted({t for t in tags if t}), properties, issues)

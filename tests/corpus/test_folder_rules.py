@@ -108,3 +108,13 @@ def test_hidden_links_on_request():
     assert doc.text == "Seen  text."
     assert [(ln["target"], ln["line"], ln["context"]) for ln in doc.links] == [
         ("A", 1, "Seen text."), ("B", 4, ""), ("C", 9, "")]
+
+
+def test_front_matter_that_expands_without_end_is_reported():
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefg", "bcdefgh"))
+    doc = parse_markdown(f"---\n{laughs}---\nbody\n", "n")
+    assert (doc.text, doc.properties) == ("body", {})
+    assert doc.issues == ["front matter is too large (more than 10000 values); properties ignored"]
+    doc = parse_markdown("---\nself: &s [*s]\n---\nbody\n", "n")
+    assert doc.properties == {} and doc.issues[0].startswith("front matter is too large")
