@@ -178,4 +178,7 @@ class TextBuilder:
         """(text, sections, links). A document without any block has one empty lead section."""
         if not self.sections:
             self._section([], 0, "", 1)
+        for sec in self.sections:  # an empty section at the very end (a heading without text)
+            if sec["start"] > self.length:
+                sec["start"] = sec["end"] = self.length
         return "".join(self.parts), self.sections, self.links
