@@ -1,5 +1,6 @@
 """A PDF read with pypdf (the optional `pdf` extra): its pages' text, pages as locations, the
-outline (bookmarks) as headings."""
+outline (bookmarks) as headings. A heading splits its page where the page's text has its title
+(else at the page's start); without an outline the PDF is one section over all its pages."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ def _outline(reader) -> list[tuple[int, int, str]]:
     return sorted(found, key=lambda e: e[0])
 
 
+def _page_block(builder: TextBuilder, text: str, page: int) -> None:
+    """A piece of a page's text as one block: lines right-stripped, paragraphs kept."""
+    paras = ["\n".join(line.rstrip() for line in p.splitlines()) for p in text.split("\n\n")]
+    builder.block("\n\n".join(p.strip("\n") for p in paras if p.strip()), page, page)
+
+
 def parse_pdf(path: Path, stem: str) -> ParsedDocument:
     """Read one PDF; raises ValueError (with the reason) for a file pypdf cannot read."""
     from pypdf import PdfReader
@@ -63,10 +70,15 @@ def parse_pdf(path: Path, stem: str) -> ParsedDocument:
     heads = _outline(reader)
     h = 0
     for n, page in enumerate(pages, 1):
+        cursor = 0
         while h < len(heads) and heads[h][0] == n:
-            builder.heading(heads[h][1], heads[h][2], slug(heads[h][2]), n)
+            _, depth, title = heads[h]
+            at = page.find(title, cursor)  # the heading's place on its page, when the text has it as is
+            if at >= 0:
+                _page_block(builder, page[cursor:at], n)
+                cursor = at + len(title)
+            builder.heading(depth, title, slug(title), n)
             h += 1
-        paras = ["\n".join(line.rstrip() for line in p.splitlines()) for p in page.split("\n\n")]
-        builder.block("\n\n".join(p for p in paras if p.strip()), n, n)
+        _page_block(builder, page[cursor:], n)
     text, sections, links = builder.finish()
     return ParsedDocument(title or stem, text, sections, links)
