@@ -72,12 +72,12 @@ def parse_pdf(path: Path, stem: str) -> ParsedDocument:
     for n, page in enumerate(pages, 1):
         cursor = 0
         while h < len(heads) and heads[h][0] == n:
-            _, depth, title = heads[h]
-            at = page.find(title, cursor)  # the heading's place on its page, when the text has it as is
+            _, depth, heading = heads[h]
+            at = page.find(heading, cursor)  # the heading's place on its page, when the text has it as is
             if at >= 0:
                 _page_block(builder, page[cursor:at], n)
-                cursor = at + len(title)
-            builder.heading(depth, title, slug(title), n)
+                cursor = at + len(heading)
+            builder.heading(depth, heading, slug(heading), n)
             h += 1
         _page_block(builder, page[cursor:], n)
     text, sections, links = builder.finish()
