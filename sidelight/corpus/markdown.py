@@ -134,20 +134,18 @@ class _Inline:
         return found
 
     def render(self, token: Token, first_line: int) -> tuple[str, list[Link]]:
+        """(plain text, links placed in it) of one inline token whose first line is `first_line`."""
         out: list[str] = []
         links: list[Link] = []
         line = first_line
         size = 0
         open_link: list[Link | None] = []
-        image_depth = 0
         for child in token.children or []:
             kind = child.type
             piece = ""
             if kind in ("softbreak", "hardbreak"):
-                piece = "\n" if not image_depth else ""
+                piece = "\n"
                 line += 1
-            elif image_depth:
-                continue
             elif kind in ("text", "text_special", "code_inline"):
                 piece = child.content
             elif kind == "tag":
