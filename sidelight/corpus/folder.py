@@ -170,12 +170,12 @@ def _decode(data: bytes, issues: list[str]) -> str:
         return data.decode("utf-8-sig", errors="replace")
 
 
-def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str], hidden_links: bool) -> ParsedDocument:
+def _parse(rel: str, fmt: str, data: bytes, issues: list[str], hidden_links: bool) -> ParsedDocument:
     stem = PurePosixPath(rel).stem
     if fmt == "pdf":
         from .pdf import parse_pdf
 
-        return parse_pdf(path, stem)
+        return parse_pdf(data, stem)
     if b"\x00" in data:
         raise ValueError("binary content (NUL bytes) in a text file")
     text = _decode(data, issues)
@@ -213,7 +213,7 @@ def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES,
         return None, [f"cannot read it ({exc.strerror or exc})"]
     issues: list[str] = []
     try:
-        doc = _parse(path, relpath, fmt, data, issues, hidden_links)
+        doc = _parse(relpath, fmt, data, issues, hidden_links)
     except ValueError as exc:
         return None, [str(exc)]
     except (RecursionError, MemoryError) as exc:

@@ -4,8 +4,8 @@ outline (bookmarks) as headings. A heading splits its page where the page's text
 
 from __future__ import annotations
 
+import io
 import logging
-from pathlib import Path
 
 from .document import ParsedDocument, TextBuilder, slug
 
@@ -51,14 +51,14 @@ def _page_block(builder: TextBuilder, text: str, page: int) -> None:
     builder.block("\n\n".join(p.strip("\n") for p in paras if p.strip()), page, page)
 
 
-def parse_pdf(path: Path, stem: str) -> ParsedDocument:
-    """Read one PDF; raises ValueError (with the reason) for a file pypdf cannot read."""
+def parse_pdf(data: bytes, stem: str) -> ParsedDocument:
+    """Read one PDF's bytes; raises ValueError (with the reason) for a file pypdf cannot read."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             raise ValueError("encrypted PDF")
         pages = [page.extract_text() or "" for page in reader.pages]
