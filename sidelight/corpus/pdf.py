@@ -54,18 +54,19 @@ def _page_block(builder: TextBuilder, text: str, page: int) -> None:
 def parse_pdf(data: bytes, stem: str) -> ParsedDocument:
     """Read one PDF's bytes; raises ValueError (with the reason) for a file pypdf cannot read."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise ValueError("encrypted PDF")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        meta = reader.metadata
-        title = " ".join(str(meta.title or "").split()) if meta is not None else ""
-    except (PdfReadError, OSError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"cannot read the PDF ({exc})") from None
+        encrypted = reader.is_encrypted
+        if not encrypted:
+            pages = [page.extract_text() or "" for page in reader.pages]
+            meta = reader.metadata
+            title = " ".join(str(meta.title or "").split()) if meta is not None else ""
+    except Exception as exc:  # pypdf on a malformed file raises many kinds (PdfReadError, IndexError, zlib.error)
+        raise ValueError(f"cannot read the PDF ({type(exc).__name__}: {exc})") from None
+    if encrypted:
+        raise ValueError("cannot read the PDF (encrypted)")
     builder = TextBuilder(location="pages")
     heads = _outline(reader)
     h = 0
