@@ -67,7 +67,7 @@ class _Walker:
     def flush(self) -> None:
         if self.buf or self.links:
             text = "".join(self.buf)
-            line = self.first or self.last
+            line = self.first or self.last or (self.links[0].line if self.links else 1)
             self.b.block(text, line, max(self.last, line), self.links)
         self.buf, self.size, self.links, self.first, self.last = [], 0, [], 0, 0
 

@@ -18,7 +18,7 @@ FUZZ = settings(max_examples=150, derandomize=True, database=None, deadline=None
 # the characters the Markdown, YAML and HTML parsers care about
 _PIECES = st.sampled_from(
     ["[[", "]]", "![[", "|", "\\|", "#", "# ", "## ", "%%", "^id", "`", "```", "---", "\n", "\n\n", " ", "a", "Note",
-     "<", ">", "<!--", "-->", "<a href='x.md'>", "</a>", "<h2>", "</h2>", "](", ")", "[", "]", "- ", "> ", "|",
+     "<", ">", "<!--", "-->", "<a href='x.md'>", "</a>", "<img src='i.png'>", "<p>", "<pre>", "<br>", "<h2>", "</h2>", "](", ")", "[", "]", "- ", "> ", "|",
      "title: ", "aliases: ", "tags: ", "&a ", "*a", ": ", "\x00", "\u00e9", "\ufeff", "\r\n", "\t", "e.g. ", ". "])
 TEXT = st.lists(_PIECES, max_size=60).map("".join)
 DATA = st.one_of(TEXT.map(lambda s: s.encode("utf-8")), st.binary(max_size=120),
@@ -36,9 +36,9 @@ def _check(data: bytes, name: str) -> None:
     sections, end = record.metadata["sections"], 0
     assert sections
     for s in sections:
-        assert end <= s["start"] <= s["end"] <= len(record.text) and s["lines"][0] <= s["lines"][1]
+        assert end <= s["start"] <= s["end"] <= len(record.text) and 1 <= s["lines"][0] <= s["lines"][1]
         end = s["end"]
-    assert all(0 <= ln["section"] < len(sections) for ln in record.metadata["links"])
+    assert all(0 <= ln["section"] < len(sections) and ln["line"] >= 1 for ln in record.metadata["links"])
 
 
 @FUZZ
