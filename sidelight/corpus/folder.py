@@ -232,7 +232,7 @@ def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max
     root = Path(path)
     if not root.is_dir():
         raise MissingDataError(f"{root}: no such folder")
-    found = walk(root, (exclude,) if isinstance(exclude, str) else tuple(exclude), max_bytes)
+    found = walk(root, (exclude,) if isinstance(exclude, str) else tuple(exclude or ()), max_bytes)
     report = FolderReport(root=str(root), ignored=found.ignored, skipped=list(found.skipped),
                           warnings=list(found.warnings))
     records: list[Record] = []
