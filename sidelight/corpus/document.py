@@ -9,6 +9,7 @@ each link's sentence. Keeping this in one place makes the four readers agree on 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
 
 BLOCK_SEPARATOR = "\n\n"
 _SENTENCE_END = ".!?"
@@ -63,6 +64,45 @@ def sentence_around(text: str, start: int, end: int) -> str:
         if hi > end and _ends_sentence(text, hi - 1):
             break
     return " ".join(text[lo:hi].split())
+
+
+@dataclass
+class ParsedDocument:
+    """What a reader makes of one file, before it becomes a Record."""
+
+    title: str
+    text: str
+    sections: list[dict]
+    links: list[dict]
+    aliases: tuple[str, ...] = ()
+    tags: list[str] = field(default_factory=list)
+    properties: dict = field(default_factory=dict)
+    issues: list[str] = field(default_factory=list)
+
+
+def is_external(href: str) -> bool:
+    """A URL with a scheme (`https:`, `mailto:`, `obsidian:`) or a network path (`//host`):
+    not a file of the folder. One-letter schemes are Windows drive letters, so local."""
+    if href.startswith("//"):
+        return True
+    try:
+        scheme = urlsplit(href).scheme
+    except ValueError:
+        return True
+    return len(scheme) > 1
+
+
+def local_link(href: str) -> tuple[str, str] | None:
+    """(path, anchor) of a link to a file of the folder, URL-decoded; None for an external URL or
+    a link within the same page (`#anchor` only)."""
+    href = href.strip()
+    if not href or is_external(href):
+        return None
+    path, _, anchor = href.partition("#")
+    path = unquote(path.partition("?")[0])
+    if not path:
+        return None
+    return path, unquote(anchor)
 
 
 @dataclass
@@ -138,4 +178,7 @@ class TextBuilder:
         """(text, sections, links). A document without any block has one empty lead section."""
         if not self.sections:
             self._section([], 0, "", 1)
+        for sec in self.sections:  # an empty section at the very end (a heading without text)
+            if sec["start"] > self.length:
+                sec["start"] = sec["end"] = self.length
         return "".join(self.parts), self.sections, self.links

@@ -23,8 +23,9 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from ..errors import InputError, MissingDataError
+from .document import ParsedDocument
 from .links import DOCUMENT_EXTENSIONS, count_resolved, resolve_links
-from .markdown import ParsedDocument, parse_markdown
+from .markdown import parse_markdown
 from .model import Corpus, Record
 from .report import FolderReport
 
@@ -52,22 +53,23 @@ class Walk:
 
 def _ignore_spec(root: Path, exclude: tuple[str, ...], warnings: list[tuple[str, str]]):
     """A matcher of relative paths (folders end with '/') from `exclude` and `.sidelightignore`."""
-    lines = list(exclude)
+    lines = [("--exclude", p) for p in exclude]
     ignore = root / IGNORE_FILE
     if ignore.is_file():
         try:
-            lines += [ln.strip() for ln in ignore.read_text(encoding="utf-8", errors="replace").splitlines()]
+            text = ignore.read_text(encoding="utf-8", errors="replace")
+            lines += [(IGNORE_FILE, ln.strip()) for ln in text.splitlines()]
         except OSError as exc:
             warnings.append((IGNORE_FILE, f"cannot read it ({exc.strerror or exc})"))
     good = []
-    for ln in lines:
+    for where, ln in lines:
         if not ln or ln.startswith("#"):
             continue
         try:
             pathspec.GitIgnoreSpec.from_lines([ln])
             good.append(ln)
         except (ValueError, TypeError) as exc:
-            warnings.append((IGNORE_FILE, f"pattern {ln!r} is not valid ({exc}); ignored"))
+            warnings.append((where, f"pattern {ln!r} is not valid ({exc}); ignored"))
     spec = pathspec.GitIgnoreSpec.from_lines(good)
 
     def excluded(rel: str, is_dir: bool) -> bool:
@@ -168,17 +170,17 @@ def _decode(data: bytes, issues: list[str]) -> str:
         return data.decode("utf-8-sig", errors="replace")
 
 
-def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str]) -> ParsedDocument:
+def _parse(rel: str, fmt: str, data: bytes, issues: list[str], hidden_links: bool) -> ParsedDocument:
     stem = PurePosixPath(rel).stem
     if fmt == "pdf":
         from .pdf import parse_pdf
 
-        return parse_pdf(path, stem)
+        return parse_pdf(data, stem)
     if b"\x00" in data:
         raise ValueError("binary content (NUL bytes) in a text file")
     text = _decode(data, issues)
     if fmt == "markdown":
-        return parse_markdown(text, stem)
+        return parse_markdown(text, stem, hidden_links)
     if fmt == "html":
         from .html import parse_html
 
@@ -188,9 +190,11 @@ def _parse(path: Path, rel: str, fmt: str, data: bytes, issues: list[str]) -> Pa
     return parse_text(text, stem)
 
 
-def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES) -> tuple[Record | None, list[str]]:
+def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES,
+                  hidden_links: bool = False) -> tuple[Record | None, list[str]]:
     """(record, issues) of one file under `root`. The record is None when the file cannot be read,
-    and the issues then say why; otherwise they are warnings (the record was still made)."""
+    and the issues then say why; otherwise they are warnings (the record was still made).
+    `hidden_links`: Markdown links inside comments count too (see `parse_markdown`)."""
     path = Path(root) / relpath
     fmt = FORMATS.get(PurePosixPath(relpath).suffix.lower())
     if fmt is None:
@@ -209,7 +213,7 @@ def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES) -> tuple
         return None, [f"cannot read it ({exc.strerror or exc})"]
     issues: list[str] = []
     try:
-        doc = _parse(path, relpath, fmt, data, issues)
+        doc = _parse(relpath, fmt, data, issues, hidden_links)
     except ValueError as exc:
         return None, [str(exc)]
     except (RecursionError, MemoryError) as exc:
@@ -220,7 +224,7 @@ def read_document(root: Path, relpath: str, max_bytes: int = MAX_BYTES) -> tuple
 
 
 def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max_bytes: int = MAX_BYTES,
-                name: str | None = None) -> FolderCorpus:
+                name: str | None = None, hidden_links: bool = False) -> FolderCorpus:
     """Every document under `path` as a record (sorted by id), its links as edges, and the report.
 
     Raises InputError only when no document could be read at all."""
@@ -228,12 +232,12 @@ def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max
     root = Path(path)
     if not root.is_dir():
         raise MissingDataError(f"{root}: no such folder")
-    found = walk(root, tuple(exclude), max_bytes)
+    found = walk(root, (exclude,) if isinstance(exclude, str) else tuple(exclude or ()), max_bytes)
     report = FolderReport(root=str(root), ignored=found.ignored, skipped=list(found.skipped),
                           warnings=list(found.warnings))
     records: list[Record] = []
     for rel in found.files:
-        record, issues = read_document(root, rel, max_bytes)
+        record, issues = read_document(root, rel, max_bytes, hidden_links)
         if record is None:
             report.skipped.extend((rel, reason) for reason in issues[:1])
             continue

@@ -11,8 +11,7 @@ from __future__ import annotations
 from lxml import etree
 from lxml import html as lxml_html
 
-from .document import Link, TextBuilder, slug
-from .markdown import ParsedDocument, local_link
+from .document import Link, ParsedDocument, TextBuilder, local_link, slug
 
 _DROP_TAGS = {"script", "style", "nav", "header", "footer", "noscript", "template", "iframe", "svg",
               "button", "select", "textarea", "form"}
@@ -68,7 +67,7 @@ class _Walker:
     def flush(self) -> None:
         if self.buf or self.links:
             text = "".join(self.buf)
-            line = self.first or self.last
+            line = self.first or self.last or (self.links[0].line if self.links else 1)
             self.b.block(text, line, max(self.last, line), self.links)
         self.buf, self.size, self.links, self.first, self.last = [], 0, [], 0, 0
 
@@ -135,7 +134,7 @@ def parse_html(data: bytes, stem: str) -> ParsedDocument:
     title = ""
     try:
         root = lxml_html.document_fromstring(data, parser=lxml_html.HTMLParser(encoding="utf-8"))
-    except (etree.ParserError, ValueError) as exc:
+    except (etree.LxmlError, ValueError) as exc:
         if data.strip():
             issues.append(f"cannot parse the HTML ({exc})")
         root = None

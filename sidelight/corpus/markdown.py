@@ -10,64 +10,32 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass, field
-from pathlib import PurePosixPath
-from urllib.parse import unquote, urlsplit
 
 import yaml
 from lxml import etree
 from lxml import html as lxml_html
 from markdown_it.token import Token
 
-from .document import Link, TextBuilder, slug
+from .document import Link, ParsedDocument, TextBuilder, local_link, slug
 from .mdsyntax import obsidian_markdown
 
 
-@dataclass
-class ParsedDocument:
-    """What a reader makes of one file, before it becomes a Record."""
-
-    title: str
-    text: str
-    sections: list[dict]
-    links: list[dict]
-    aliases: tuple[str, ...] = ()
-    tags: list[str] = field(default_factory=list)
-    properties: dict = field(default_factory=dict)
-    issues: list[str] = field(default_factory=list)
+MAX_PROPERTY_NODES = 10_000
 
 
-def is_external(href: str) -> bool:
-    """A URL with a scheme (`https:`, `mailto:`, `obsidian:`) or a network path (`//host`):
-    not a file of the folder. One-letter schemes are Windows drive letters, so local."""
-    if href.startswith("//"):
-        return True
-    try:
-        scheme = urlsplit(href).scheme
-    except ValueError:
-        return True
-    return len(scheme) > 1
+def json_safe(value, budget: list[int] | None = None):
+    """A YAML value as JSON: dates as ISO strings, non-finite floats and other objects as str.
 
-
-def local_link(href: str) -> tuple[str, str] | None:
-    """(path, anchor) of a link to a file of the folder, URL-decoded; None for an external URL or
-    a link within the same page (`#anchor` only)."""
-    href = href.strip()
-    if not href or is_external(href):
-        return None
-    path, _, anchor = href.partition("#")
-    path = unquote(path.partition("?")[0])
-    if not path:
-        return None
-    return path, unquote(anchor)
-
-
-def json_safe(value):
-    """A YAML value as JSON: dates as ISO strings, non-finite floats and other objects as str."""
+    Raises ValueError past `MAX_PROPERTY_NODES` values (YAML aliases can make a small front
+    matter expand without end: `a: &x [*x]`)."""
+    budget = [MAX_PROPERTY_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"more than {MAX_PROPERTY_NODES} values")
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v, budget) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, budget) for v in value]
     if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
         return value.isoformat()
     if value is None or isinstance(value, (bool, int, str)):
@@ -92,9 +60,21 @@ def string_list(value) -> list[str]:
     return out
 
 
+def _load_yaml(content: str):
+    """`yaml.safe_load`, through libyaml when PyYAML has it (5x faster); a YAML error is raised by
+    the pure-Python loader, so its message is the same on every machine."""
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.load(content, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(content)
+
+
 def _front_matter(content: str, issues: list[str]) -> dict:
     try:
-        data = yaml.safe_load(content)
+        data = _load_yaml(content)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (front matter line {mark.line + 1})" if mark is not None else ""
@@ -109,44 +89,63 @@ def _front_matter(content: str, issues: list[str]) -> dict:
     if not isinstance(data, dict):
         issues.append(f"front matter is a YAML {type(data).__name__}, not a mapping; properties ignored")
         return {}
-    return data
+    try:
+        return json_safe(data)
+    except (ValueError, RecursionError) as exc:
+        issues.append(f"front matter is too large ({exc or 'nested too deep'}); properties ignored")
+        return {}
 
 
-def _html_text(fragment: str) -> str:
-    """The text of a raw HTML block (tags and comments dropped)."""
+def _html_block(fragment: str) -> tuple[str, list[tuple[int, str]]]:
+    """The text of a raw HTML block (tags and comments dropped), and its comments as
+    (line within the block from 0, comment text)."""
     if not fragment.strip():
-        return ""
+        return "", []
     try:
         root = lxml_html.fragment_fromstring(fragment, create_parent="div")
     except (etree.ParserError, ValueError):
-        return ""
+        return "", []
+    # libxml2 gives a comment the line it ends on
+    comments = [(max((c.sourceline or 1) - 1 - (c.text or "").count("\n"), 0), c.text or "")
+                for c in root.iter(etree.Comment)]
     for bad in root.xpath("//script|//style"):
         bad.drop_tree()
     etree.strip_elements(root, etree.Comment, with_tail=False)
-    return "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip())
+    return "\n".join(line.strip() for line in root.text_content().splitlines() if line.strip()), comments
 
 
 class _Inline:
     """Renders an inline token's children to plain text, collecting links and tags."""
 
-    def __init__(self, tags: list[str]):
+    def __init__(self, tags: list[str], hidden_links: bool = False):
         self.tags = tags
+        self.hidden_links = hidden_links
+
+    def hidden(self, content: str, first_line: int, at: int) -> list[Link]:
+        """With `hidden_links`, the links of hidden text (a comment), placed at offset `at`."""
+        if not self.hidden_links or "[" not in content:
+            return []
+        found = []
+        for t in obsidian_markdown().parse(content):
+            if t.type == "inline":
+                found += _Inline([], True).render(t, first_line + (t.map[0] if t.map else 0))[1]
+        for ln in found:
+            ln.start = ln.end = at
+        return found
 
     def render(self, token: Token, first_line: int) -> tuple[str, list[Link]]:
+        """(plain text, links placed in it) of one inline token whose first line is `first_line`."""
         out: list[str] = []
         links: list[Link] = []
         line = first_line
         size = 0
         open_link: list[Link | None] = []
-        image_depth = 0
         for child in token.children or []:
             kind = child.type
             piece = ""
             if kind in ("softbreak", "hardbreak"):
-                piece = "\n" if not image_depth else ""
+                piece = "\n"
                 line += 1
-            elif image_depth:
-                continue
             elif kind in ("text", "text_special", "code_inline"):
                 piece = child.content
             elif kind == "tag":
@@ -170,6 +169,8 @@ class _Inline:
                 if link is not None:
                     link.end = size
                     links.append(link)
+            elif kind == "obsidian_comment":
+                links += self.hidden(child.content, line, size)
             elif kind == "block_id" and out:  # drop the space before it
                 trimmed = out[-1].rstrip(" \t")
                 size -= len(out[-1]) - len(trimmed)
@@ -211,11 +212,14 @@ def _render_table(tokens: list[Token], i: int, inline: _Inline) -> tuple[str, li
     return "\n".join(rows), links, i + 1
 
 
-def parse_markdown(source: str, stem: str) -> ParsedDocument:
-    """Read one note's text (already decoded) into a ParsedDocument; never raises on bad input."""
+def parse_markdown(source: str, stem: str, hidden_links: bool = False) -> ParsedDocument:
+    """Read one note's text (already decoded) into a ParsedDocument; never raises on bad input.
+
+    `hidden_links`: also list the links inside comments (`%%...%%`, `<!--...-->`), which Obsidian's
+    graph counts but a reader does not see; their context is the sentence around the comment."""
     issues: list[str] = []
     tags: list[str] = []
-    inline = _Inline(tags)
+    inline = _Inline(tags, hidden_links)
     builder = TextBuilder()
     front: dict = {}
     tokens = obsidian_markdown().parse(source)
@@ -238,7 +242,11 @@ def parse_markdown(source: str, stem: str) -> ParsedDocument:
         elif t.type in ("fence", "code_block"):
             builder.block(t.content, first, last)
         elif t.type == "html_block":
-            builder.block(_html_text(t.content), first, last)
+            text, comments = _html_block(t.content)
+            hidden = [ln for offset, c in comments for ln in inline.hidden(c, first + offset, 0)]
+            builder.block(text, first, last, hidden)
+        elif t.type == "obsidian_comment":
+            builder.block("", first, last, inline.hidden(t.content, first, 0))
         elif t.type == "table_open":
             text, links, i = _render_table(tokens, i, inline)
             builder.block(text, first, last, links)
@@ -254,10 +262,5 @@ def parse_markdown(source: str, stem: str) -> ParsedDocument:
     for tag in string_list(front.get("tags")):
         tags.extend(part.lstrip("#") for part in tag.split())
     known = {"aliases", "tags"} | ({"title"} if isinstance(front.get("title"), str) else set())
-    properties = {str(k): json_safe(v) for k, v in front.items() if str(k) not in known}
+    properties = {k: v for k, v in front.items() if k not in known}
     return ParsedDocument(title, text, sections, links, aliases, sorted({t for t in tags if t}), properties, issues)
-
-
-def markdown_stem(relpath: str) -> str:
-    """Obsidian's note name: the file name without `.md`."""
-    return PurePosixPath(relpath).stem

@@ -72,7 +72,8 @@ def _comment(state: StateInline, silent: bool) -> bool:
     if end < 0 or end + 2 > state.posMax:
         return False
     if not silent:
-        state.push("obsidian_comment", "", 0)
+        token = state.push("obsidian_comment", "", 0)
+        token.content = src[pos + 2:end]
     state.pos = end + 2
     return True
 
@@ -109,6 +110,7 @@ def _comment_block(state: StateBlock, start: int, end: int, silent: bool) -> boo
     if not silent:
         token = state.push("obsidian_comment", "", 0)
         token.map = [start, line + 1]
+        token.content = state.getLines(start, line + 1, state.tShift[start], False).strip().strip("%")
     state.line = line + 1
     return True
 
@@ -122,4 +124,9 @@ def obsidian_markdown() -> MarkdownIt:
     md.inline.ruler.before("link", "obsidian_comment", _comment)
     md.inline.ruler.before("link", "block_id", _block_id)
     md.block.ruler.before("paragraph", "obsidian_comment", _comment_block)
+    md.normalizeLink = _keep  # readers URL-decode hrefs themselves; percent-encoding them first is wasted work
     return md
+
+
+def _keep(url: str) -> str:
+    return url

@@ -1,13 +1,13 @@
 """A PDF read with pypdf (the optional `pdf` extra): its pages' text, pages as locations, the
-outline (bookmarks) as headings."""
+outline (bookmarks) as headings. A heading splits its page where the page's text has its title
+(else at the page's start); without an outline the PDF is one section over all its pages."""
 
 from __future__ import annotations
 
+import io
 import logging
-from pathlib import Path
 
-from .document import TextBuilder, slug
-from .markdown import ParsedDocument
+from .document import ParsedDocument, TextBuilder, slug
 
 INSTALL_HINT = "install sidelight[pdf]"
 
@@ -45,29 +45,41 @@ def _outline(reader) -> list[tuple[int, int, str]]:
     return sorted(found, key=lambda e: e[0])
 
 
-def parse_pdf(path: Path, stem: str) -> ParsedDocument:
-    """Read one PDF; raises ValueError (with the reason) for a file pypdf cannot read."""
+def _page_block(builder: TextBuilder, text: str, page: int) -> None:
+    """A piece of a page's text as one block: lines right-stripped, paragraphs kept."""
+    paras = ["\n".join(line.rstrip() for line in p.splitlines()) for p in text.split("\n\n")]
+    builder.block("\n\n".join(p.strip("\n") for p in paras if p.strip()), page, page)
+
+
+def parse_pdf(data: bytes, stem: str) -> ParsedDocument:
+    """Read one PDF's bytes; raises ValueError (with the reason) for a file pypdf cannot read."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
-        reader = PdfReader(str(path))
-        if reader.is_encrypted:
-            raise ValueError("encrypted PDF")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        meta = reader.metadata
-        title = " ".join(str(meta.title or "").split()) if meta is not None else ""
-    except (PdfReadError, OSError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"cannot read the PDF ({exc})") from None
+        reader = PdfReader(io.BytesIO(data))
+        encrypted = reader.is_encrypted
+        if not encrypted:
+            pages = [page.extract_text() or "" for page in reader.pages]
+            meta = reader.metadata
+            title = " ".join(str(meta.title or "").split()) if meta is not None else ""
+    except Exception as exc:  # pypdf on a malformed file raises many kinds (PdfReadError, IndexError, zlib.error)
+        raise ValueError(f"cannot read the PDF ({type(exc).__name__}: {exc})") from None
+    if encrypted:
+        raise ValueError("cannot read the PDF (encrypted)")
     builder = TextBuilder(location="pages")
     heads = _outline(reader)
     h = 0
     for n, page in enumerate(pages, 1):
+        cursor = 0
         while h < len(heads) and heads[h][0] == n:
-            builder.heading(heads[h][1], heads[h][2], slug(heads[h][2]), n)
+            _, depth, heading = heads[h]
+            at = page.find(heading, cursor)  # the heading's place on its page, when the text has it as is
+            if at >= 0:
+                _page_block(builder, page[cursor:at], n)
+                cursor = at + len(heading)
+            builder.heading(depth, heading, slug(heading), n)
             h += 1
-        paras = ["\n".join(line.rstrip() for line in p.splitlines()) for p in page.split("\n\n")]
-        builder.block("\n\n".join(p for p in paras if p.strip()), n, n)
+        _page_block(builder, page[cursor:], n)
     text, sections, links = builder.finish()
     return ParsedDocument(title or stem, text, sections, links)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from .document import TextBuilder
-from .markdown import ParsedDocument
+from .document import ParsedDocument, TextBuilder
 
 
 def parse_text(source: str, stem: str) -> ParsedDocument:

@@ -108,12 +108,13 @@ def test_pdf_pages_outline_and_title(tmp_path):
     w.write(tmp_path / "paper.pdf")
     record, issues = read_document(tmp_path, "paper.pdf")
     assert issues == [] and record.title == "A Paper" and record.metadata["format"] == "pdf"
-    assert record.text == ("Hello page one. It has [[no]] links\n\nMethods\n\nMethods on page two"
+    # "Methods" is on its page: the heading takes it from there; "Details" is not: it opens its page
+    assert record.text == ("Hello page one. It has [[no]] links\n\nMethods\n\non page two"
                            "\n\nDetails\n\nResults page three")
     assert [(s["heading"], s["level"], s["pages"], record.text[s["start"]:s["end"]])
             for s in record.metadata["sections"]] == [
         ([], 0, [1, 1], "Hello page one. It has [[no]] links"),
-        (["Methods"], 1, [2, 2], "Methods\n\nMethods on page two"),
+        (["Methods"], 1, [2, 2], "Methods\n\non page two"),
         (["Methods", "Details"], 2, [3, 3], "Details\n\nResults page three"),
     ]
     assert record.metadata["links"] == []
