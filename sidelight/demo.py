@@ -1,7 +1,8 @@
 """The main job (`make demo`): index SciFact (BM25 + MiniLM), run example queries in separate lanes,
 evaluate every method on the SciFact test split and print the table, export the index as a page that
 searches in the browser (.cache/demo/site/), certify SciFact's connections and show one seated with its
-panel after the reveal; then a FOLDOC relation example.
+panel after the reveal; then a FOLDOC relation example; then the Obsidian hub vault read as a user's
+folder of notes: a search with snippets and locations, and the relation lane on the notes' links.
 
 Indexes are cached under .cache/ (or $SIDELIGHT_CACHE) and rebuilt when the corpus or settings change.
 Encoding SciFact with MiniLM takes a few minutes the first time.
@@ -19,7 +20,7 @@ from .config import cache_dir, dataset_path
 from .corpus.beir import beir_split, load_beir_corpus
 from .corpus.model import Corpus
 from .errors import IndexFormatError, InputError, MissingDataError, SidelightError
-from .index import Index
+from .index import Index, store
 from .lab.evaluate import evaluate_method
 from .methods import get_method
 from .text import TokenizerConfig
@@ -109,6 +110,43 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     console.print(reveal(db, res["trace_id"], hashlib.sha256(answer.encode()).hexdigest())["panel"], markup=False)
 
 
+NOTES_QUESTION = "how do I make the text bigger on my phone"
+NOTES_RELATION = "what does the Dataview plugin link to for writing queries"
+
+
+def notes_example() -> None:
+    """A real Obsidian vault read as a user's folder would be (no converter): indexed once with
+    section windows (cached; later runs sync it, re-reading only changed notes), then one search
+    with snippets and locations and the lanes side by side, the relation lane on the notes' links."""
+    from .cli.output import print_hits
+    from .corpus.folder import load_folder
+    from .index.defaults import default_method
+    from .index.index import dense_texts, section_passages
+    from .index.passages import results_with_passages
+    from .index.sync import sync
+    from .structures.dense import DenseStore
+
+    folder = dataset_path("obsidian-hub")
+    path = cache_dir() / "indexes" / "obsidian-hub-minilm"
+    console.rule("[bold]Your own notes: the Obsidian hub vault, read as it is")
+    if store.is_index_folder(path) and "dense" in Index.load(path).manifest:
+        console.print(f"{path}: {sync(path, folder).summary()}")
+    else:
+        corpus = load_folder(folder)
+        console.print(corpus.report.summary())
+        passages = section_passages(corpus)
+        texts, titles, units = dense_texts(corpus, corpus.records, passages)
+        console.print(f"encoding {len(corpus)} notes and their sections with minilm (once; cached in {path})")
+        dense = DenseStore.build(texts, "minilm", passages=passages, titles=titles, units=units)
+        Index.write(corpus, path, dense=dense)
+    index = Index.load(path)
+    chosen = default_method(index)
+    hits = index.search(NOTES_QUESTION, chosen.method, 3, **chosen.params)
+    print_hits(f"sidelight search {path} \"{NOTES_QUESTION}\"  ({chosen.method})", results_with_passages(index, hits))
+    console.rule(f"[bold]{NOTES_RELATION} (lanes side by side)")
+    print_channels(index.search_channels(NOTES_RELATION, limit=3).to_dict())
+
+
 def main() -> int:
     folder = dataset_path("scifact")
     corpus = load_beir_corpus(folder)
@@ -142,6 +180,7 @@ def main() -> int:
         return 0
     console.rule("[bold]FOLDOC: quicksort (lexical and relation lanes)")
     print_channels(foldoc.search_channels("quicksort", limit=5).to_dict())
+    notes_example()
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..index import Index
+from ..index.defaults import default_method
 from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
 from ..methods import get_method, method_spec, method_specs
 from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
@@ -21,7 +22,9 @@ def register(sub) -> None:
     p = sub.add_parser("search", help="rank an index's records for one query with one method")
     p.add_argument("index", type=Path)
     p.add_argument("query")
-    p.add_argument("-m", "--method", default="bm25", help="a method name (`sidelight methods` lists them)")
+    p.add_argument("-m", "--method", default=None,
+                   help="a method name (`sidelight methods` lists them); default: the index's own "
+                        "(`sidelight methods INDEX` says which and why)")
     add_top_k(p, 10, "records returned")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     add_filter(p)
@@ -46,7 +49,9 @@ def register(sub) -> None:
     lk.set_defaults(func=run_lookup)
 
     m = sub.add_parser("methods", help="list the ranking methods and fusions, each with its parameters")
-    m.add_argument("names", nargs="*", metavar="METHOD", help="only these methods")
+    m.add_argument("names", nargs="*", metavar="[INDEX] METHOD",
+                   help="only these methods; an index folder first: also say which method it searches with by "
+                        "default, and why")
     add_json(m)
     m.set_defaults(func=run_methods)
 
@@ -54,10 +59,14 @@ def register(sub) -> None:
 def run_search(args: argparse.Namespace) -> int:
     k = check_top_k(args)
     params = parse_params(args.param)
-    get_method(args.method, **params)  # before loading: bad params fail fast
+    if args.method is not None:
+        get_method(args.method, **params)  # before loading: bad params fail fast
     if not 0 <= args.snippet_chars <= MAX_SNIPPET_CHARS:
         raise InputError(f"--snippet-chars must be between 0 and {MAX_SNIPPET_CHARS}, got {args.snippet_chars}")
     index = Index.load(args.index)
+    if args.method is None:
+        chosen = default_method(index)
+        args.method, params = chosen.method, {**chosen.params, **params}
     hits = index.search(args.query, args.method, k, parse_filter(args.filter), **params)
     if args.snippet_chars:
         hits = results_with_passages(index, hits, PassageSettings(snippet_chars=args.snippet_chars))
@@ -93,10 +102,16 @@ def run_lookup(args: argparse.Namespace) -> int:
 
 
 def run_methods(args: argparse.Namespace) -> int:
-    specs = [method_spec(n) for n in args.names] if args.names else method_specs()
+    names = list(args.names)
+    index_path = Path(names.pop(0)) if names and Path(names[0]).is_dir() else None
+    specs = [method_spec(n) for n in names] if names else method_specs()
+    chosen = default_method(Index.load(index_path)) if index_path is not None else None
     if args.json:
-        print_json({s.name: s.to_dict() for s in specs})
+        print_json({s.name: s.to_dict() for s in specs} | ({"default": chosen.to_dict()} if chosen else {}))
         return 0
+    if chosen is not None:
+        params = " ".join(f"-p {k}={v}" for k, v in chosen.params.items())
+        print(f"{index_path} searches with {chosen.method} {params} by default: {chosen.source}".replace("  ", " "))
     table(None, ["method", "what it ranks by", "needs"], [(s.name, s.description, ", ".join(s.needs) or "-") for s in specs])
     for s in specs:
         if s.params:
