@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError, MissingDataError
-from .model import Corpus, Edge, Record
+from .model import MAX_EDGE_WEIGHT, Corpus, Edge, Record
 from .textfile import form_note, read_lines, split_columns, utf8_error
 
 
@@ -102,8 +102,9 @@ def read_edges(path: Path) -> tuple[list[Edge], str]:
             weight = float(parts[3]) if len(parts) > 3 else 1.0
         except ValueError:
             raise InputError(f"{path}:{lineno}: edge weight {parts[3]!r} is not a number ({form_note(form)})") from None
-        if not math.isfinite(weight) or weight <= 0:
-            raise InputError(f"{path}:{lineno}: edge weight must be finite and positive, got {weight}")
+        if not math.isfinite(weight) or not 0 < weight <= MAX_EDGE_WEIGHT:
+            raise InputError(f"{path}:{lineno}: edge weight must be finite, positive and at most "
+                             f"{MAX_EDGE_WEIGHT:g}, got {weight:g}")
         edges.append(Edge(parts[0], parts[1], etype, weight))
     return edges, form
 

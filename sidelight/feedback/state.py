@@ -282,7 +282,12 @@ class StateStore:
                                       key).fetchone()
                     d0 = float(cur[0]) if cur else 0.0
                     base = float(e["base_weight"])
-                    d1 = d0 + ETA * (CAP_FACTOR * base - (base + d0))
+                    # (CAP_FACTOR * base) - (base + d0), written so no term exceeds the cap itself
+                    d1 = d0 + ETA * ((CAP_FACTOR - 1.0) * base - d0)
+                    if not (math.isfinite(d1) and math.isfinite(base + d1) and math.isfinite(CAP_FACTOR * base)):
+                        # raising here rolls the whole success back
+                        raise InputError(f"state: edge {key} weight {base:g} cannot be reinforced "
+                                         f"(the result is not finite); nothing was recorded")
                     if d1 == d0:
                         continue
                     con.execute("INSERT INTO edge_overlay VALUES (?, ?, ?, ?, ?) "
