@@ -36,6 +36,7 @@ from typing import Iterator
 
 
 from ..errors import IndexFormatError, InputError
+from ..store.modes import file_mode, folder_mode
 
 FORMAT = "sidelight-index"
 VERSION = 4  # 4: memory-mapped records, vocabulary and BM25 weights; 3: generations; 2: one folder swapped whole
@@ -229,6 +230,7 @@ def new_generation(root: Path) -> Iterator[Path]:
     legacy = _legacy_manifest(root)
     tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=root))
     try:
+        os.chmod(tmp, folder_mode())  # mkdtemp is 0700: readers of other accounts follow the umask
         yield tmp
         gens = _generations(root)
         name = f"{GEN_PREFIX}{(gens[-1][0] + 1 if gens else 1):06d}"
@@ -251,7 +253,7 @@ def publish(root: Path, generation: str) -> None:
         f.write(body)
         f.flush()
         os.fsync(f.fileno())
-    os.chmod(tmp, 0o644)
+    os.chmod(tmp, file_mode())
     os.replace(tmp, root / POINTER)
     _fsync_dir(root)
 
@@ -274,6 +276,7 @@ def atomic_folder(dest: Path) -> Iterator[Path]:
         _remove(p)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     try:
+        os.chmod(tmp, folder_mode())
         yield tmp
         old = None
         if dest.exists():
