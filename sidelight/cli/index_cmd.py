@@ -94,6 +94,10 @@ def run_index(args: argparse.Namespace) -> int:
         raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={args.k1}, b={args.b}")
     if args.shards is not None and args.shards < 1:
         raise InputError(f"--shards must be >= 1, got {args.shards}")
+    if args.shards is not None:
+        from ..index.limits import ensure_open_files
+
+        ensure_open_files(args.shards, "write")  # refuse before the (long) build, not after
     if args.ray and args.shards is None:
         raise InputError("--ray builds a sharded index: give --shards N as well")
     if args.shards is not None and args.ann:

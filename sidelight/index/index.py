@@ -207,7 +207,7 @@ class Index:
                 with sqlite3.connect(path / STATE_FILE) as dst:  # carry traces/overlay of an unsaved index
                     state._con().backup(dst)
                 dst.close()
-            with store.new_generation(path) as tmp:
+            with store.new_generation(path, check=lambda name: Index._load_generation(path, name, False)) as tmp:
                 self._write_generation(tmp)
         if self._state is not None and self._state.path != path / STATE_FILE:
             self._state.close()  # a temporary state (or another folder's) gives way to this folder's

@@ -32,7 +32,7 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 from ..errors import IndexFormatError, InputError
@@ -219,11 +219,13 @@ def _pointer_version(root: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def new_generation(root: Path) -> Iterator[Path]:
+def new_generation(root: Path, check: Callable[[str], object] | None = None) -> Iterator[Path]:
     """Yield an empty folder for a new generation; on success publish it as current.
 
     The caller holds the writer lock of `root`. On an exception nothing is published and the
-    temporary folder is removed.
+    temporary folder is removed. `check(name)` opens the generation under its final name before
+    the pointer moves (verified publication): if it raises, the generation is removed and the
+    pointer still names the old one, so a write never publishes what cannot be opened.
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -235,7 +237,10 @@ def new_generation(root: Path) -> Iterator[Path]:
         gens = _generations(root)
         name = f"{GEN_PREFIX}{(gens[-1][0] + 1 if gens else 1):06d}"
         os.replace(tmp, root / name)
+        tmp = root / name  # removed below if the check refuses it
         _fsync_dir(root)
+        if check is not None:
+            check(name)
         publish(root, name)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -50,3 +50,54 @@ def test_generation_modes_follow_the_umask(tmp_path, umask):
     assert stat.S_IMODE((root / store.POINTER).stat().st_mode) == 0o666 & ~umask
     for p in gen.rglob("*"):  # every file a reader needs, at what open()/mkdir() would have made
         assert stat.S_IMODE(p.stat().st_mode) == (0o777 if p.is_dir() else 0o666) & ~umask, p
+
+
+# ---- item 1: a write opens what it built before it publishes; shard counts against the file limit ----
+LOW_FILES = "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))\n"
+
+
+def test_a_generation_that_cannot_be_opened_is_never_published(tmp_path):
+    src = write_jsonl(tmp_path / "t.jsonl", 300)
+    idx = tmp_path / "X"
+    assert main(["index", str(src), "-o", str(idx), "-q"]) == 0
+    before = store.current_generation(idx)
+    # the up-front refusal switched off, so the build runs into the limit when it opens its shards
+    patch = LOW_FILES + "import sidelight.index.limits as L; L.FILES_PER_SHARD = 0; L.FILES_BASE = 0"
+    r = run_cli("index", str(src), "-o", str(idx), "--shards", "16", "-q", patch=patch)
+    assert r.returncode == 2, r.stderr
+    assert "Too many open files" in r.stderr and "Traceback" not in r.stderr
+    assert store.current_generation(idx) == before  # the pointer never moved
+    assert len(Index.load(idx, verify=True).corpus) == 300
+    # and the next write does not prune the generation that is still current
+    assert main(["add", str(idx), str(write_jsonl(tmp_path / "more.jsonl", 2, start=300))]) == 0
+    assert len(Index.load(idx).corpus) == 302
+
+
+def test_a_failing_check_removes_the_generation_and_keeps_the_pointer(tmp_path, monkeypatch):
+    idx = tmp_path / "X"
+    Index.write(small(), idx, progress=False)
+    before = sorted(p.name for p in idx.iterdir())
+
+    def refuse(*a, **k):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(Index, "_load_generation", classmethod(lambda cls, *a, **k: refuse()))
+    with pytest.raises(OSError):
+        Index.build(small(), progress=False).save(idx)
+    monkeypatch.undo()
+    assert sorted(p.name for p in idx.iterdir()) == before
+    assert len(Index.load(idx).corpus) == 5
+
+
+def test_more_shards_than_the_file_limit_opens_is_refused_up_front(tmp_path):
+    src = write_jsonl(tmp_path / "t.jsonl", 50)
+    idx = tmp_path / "X"
+    r = run_cli("index", str(src), "-o", str(idx), "--shards", "64", "-q", patch=LOW_FILES)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    from sidelight.index.limits import FILES_BASE, FILES_PER_SHARD
+    need, fits = FILES_BASE + 64 * FILES_PER_SHARD, (256 - FILES_BASE) // FILES_PER_SHARD
+    assert f"needs {need} open files" in r.stderr and f"ulimit -n {need}" in r.stderr
+    assert f"at most {fits} shards" in r.stderr
+    assert not idx.exists()  # refused before anything was built
+    ok = run_cli("index", str(src), "-o", str(idx), "--shards", str(fits), "-q", patch=LOW_FILES)
+    assert ok.returncode == 0, ok.stderr
