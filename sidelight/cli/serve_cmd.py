@@ -71,6 +71,9 @@ def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] 
                          f"--token TOKEN or set {TOKEN_ENV} (e.g. python -c 'import secrets; "
                          "print(secrets.token_urlsafe(32))')")
     if "*" in args.allow_host:
+        if token is None:  # any Host: a DNS-rebinding page could read the page token and POST
+            raise InputError(f"--allow-host '*' checks no Host header, so any web page could reach {what} through "
+                             f"DNS rebinding; it needs an access token: pass --token TOKEN or set {TOKEN_ENV}")
         return token, None
     from ..serve.app import LOOPBACK_HOSTS, host_name
 
@@ -82,12 +85,46 @@ def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] 
 
 
 def _machine_names() -> set[str]:
+    """This machine's names and the addresses of its interfaces (as a Host header gives them)."""
     names = {socket.gethostname().lower(), socket.getfqdn().lower()}
     try:
         names |= set(socket.gethostbyname_ex(socket.gethostname())[2])
     except OSError:
         pass
+    names |= {f"[{a}]" if ":" in a else a for a in interface_addresses()}
     return {n for n in names if n}
+
+
+def interface_addresses() -> set[str]:
+    """Every address of this machine's network interfaces (Linux: IPv4 by ioctl, IPv6 from /proc)."""
+    out: set[str] = set()
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for _, name in socket.if_nameindex():
+                try:
+                    packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+                    out.add(socket.inet_ntoa(packed[20:24]))
+                except OSError:
+                    continue  # an interface without an IPv4 address
+    except (ImportError, OSError):
+        pass
+    try:
+        with open("/proc/net/if_inet6") as f:
+            for line in f:
+                raw = line.split()[0]
+                out.add(str(ipaddress.IPv6Address(int(raw, 16))))
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def check_port(port: int | None, flag: str) -> None:
+    """A TCP port 0..65535 (0: any free port), else a one-line InputError."""
+    if port is not None and not 0 <= port <= 65535:
+        raise InputError(f"{flag} must be a TCP port 0..65535, got {port}")
 
 
 def _is_loopback(host: str) -> bool:
@@ -122,6 +159,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from ..serve.app import create_app
 
+    check_port(args.port, "--port")
     token, hosts = _access(args, "sidelight serve")
     service = _service(args, "http")
     if args.site is not None:
@@ -146,6 +184,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     from ..serve.mcp_server import run
 
+    check_port(args.http, "--http")
     token, hosts = _access(args, "sidelight mcp --http") if args.http is not None else (None, None)
     run(_service(args, "mcp"), http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
     return 0

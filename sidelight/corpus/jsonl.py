@@ -58,6 +58,15 @@ def _aliases(value, where: str, rid: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_unicode(value: str, where: str, what: str) -> None:
+    """Refuse a string UTF-8 cannot encode (a lone surrogate such as "\ud800" from a JSON escape)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"{where}: {what} {value[:40]!r} holds a lone UTF-16 surrogate "
+                         f"({value[exc.start]!r} at character {exc.start}); it is not valid Unicode text") from None
+
+
 def record_from_json(obj: dict, where: str) -> Record:
     """A Record from `{"id"|"_id", "title"|"name", "text", "metadata", "aliases"}`.
 
@@ -70,6 +79,7 @@ def record_from_json(obj: dict, where: str) -> Record:
     if isinstance(rid, bool) or not isinstance(rid, (str, int)):
         raise InputError(f"{where}: record id must be a string or an integer, got {_describe(rid)}")
     rid = str(rid)
+    _check_unicode(rid, where, "record id")
     text = obj.get("text")
     if not isinstance(text, str):
         raise InputError(f"{where}: record {rid!r} has no string 'text'")
@@ -83,7 +93,11 @@ def record_from_json(obj: dict, where: str) -> Record:
         meta = {}
     elif not isinstance(meta, dict):
         raise InputError(f"{where}: record {rid!r}: 'metadata' must be a JSON object, got {_describe(meta)}")
-    return Record(rid, title, text, meta, _aliases(obj.get("aliases"), where, rid))
+    aliases = _aliases(obj.get("aliases"), where, rid)
+    for what, value in (("title", title), ("text", text), ("metadata", json.dumps(meta, ensure_ascii=False)),
+                        ("aliases", " ".join(aliases))):
+        _check_unicode(value, where, f"record {rid!r}: {what}")
+    return Record(rid, title, text, meta, aliases)
 
 
 def read_edges(path: Path) -> tuple[list[Edge], str]:

@@ -96,6 +96,11 @@ def check_destination(dest: Path, force: bool = False) -> None:
     if dest.is_symlink() and not dest.exists():
         raise InputError(f"{dest} is a dangling symbolic link; refusing to write an index there")
     if not dest.exists():
+        for parent in dest.parents:  # the nearest existing folder above must be a folder
+            if parent.exists():
+                if not parent.is_dir():
+                    raise InputError(f"cannot write an index at {dest}: {parent} is a file, not a folder")
+                break
         return
     if not dest.is_dir():
         raise InputError(f"{dest} exists and is a file, not a folder; refusing to replace it (choose another -o)")

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import InputError, SidelightError
+from ..errors import InputError, SidelightError, StorageError
 from ..feedback.state import effective_weight
 from ..lanes.channels import (
     DESCRIPTIONS,
@@ -138,6 +138,9 @@ class Service:
         except ApiError as exc:
             self._append(operation, query, status=exc.status, error=f"{exc.code}: {exc.message}", t=t)
             raise
+        except StorageError as exc:  # the state file refused a write: nothing was recorded, say so
+            self._append(operation, query, status=503, error=f"storage_unavailable: {exc}", t=t)
+            raise ApiError(503, "storage_unavailable", str(exc)) from exc
         except SidelightError as exc:
             err = ApiError(400, "bad_input", str(exc))
             self._append(operation, query, status=400, error=f"bad_input: {exc}", t=t)
@@ -162,6 +165,8 @@ class Service:
         """`_logged` without the log row: the same answer and refusals, nothing written."""
         try:
             out = fn()
+        except StorageError as exc:
+            raise ApiError(503, "storage_unavailable", str(exc)) from exc
         except SidelightError as exc:
             raise ApiError(400, "bad_input", str(exc)) from exc
         out.pop("_log_lanes", None)

@@ -9,6 +9,7 @@ child opens its own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import IndexFormatError
+from ..errors import IndexFormatError, StorageError
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -24,13 +25,36 @@ BUSY_TIMEOUT_MS = 30_000
 @contextmanager
 def transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` when the block raises."""
-    con.execute("BEGIN IMMEDIATE")
     try:
-        yield con
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            yield con
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+    except sqlite3.OperationalError as exc:  # full disk, read-only file, locked past the busy timeout
+        if con.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+        raise StorageError(f"{_db_name(con)}: the write was refused and nothing was recorded ({exc}){_hint(exc)}") from None
+
+
+def _db_name(con: sqlite3.Connection) -> str:
+    """The file behind a connection, for messages."""
+    with contextlib.suppress(sqlite3.Error, IndexError, TypeError):
+        return con.execute("PRAGMA database_list").fetchone()[2] or "state.sqlite"
+    return "state.sqlite"
+
+
+def _hint(exc: sqlite3.Error) -> str:
+    text = str(exc).lower()
+    if "full" in text:
+        return "; the disk is full: free some space"
+    if "readonly" in text or "read-only" in text:
+        return "; the folder or file is read-only (searches still work; feedback and traces need write access)"
+    return ""
 
 
 class LocalConnection:
