@@ -250,8 +250,11 @@ class Index:
         between the load and the save; nothing is saved when the block raises.
         """
         path = Path(path)
-        store.current_generation(path)  # a clear error for a folder that is not an index
+        if not (path / store.POINTER).is_file():
+            store.current_generation(path)  # a clear error for a folder that is not an index
         with writer_lock(path):
+            for line in store.recover(path):  # e.g. a torn pointer, rolled forward to the newest whole generation
+                print(f"sidelight: {path}: {line}", file=sys.stderr)
             index = cls.load(path, verify=True)
             yield index
             index.save(path)
@@ -322,7 +325,8 @@ class Index:
         self._refresh()
 
     def delete(self, ids: list[str]) -> None:
-        """Delete records by id, with every edge that touches them."""
+        """Delete records by id, with every edge that touches them (an id given twice is deleted once)."""
+        ids = list(dict.fromkeys(ids))
         corpus, positions = self._without(ids)
         self.lexical.delete(positions)
         if self.dense is not None:

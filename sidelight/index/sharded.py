@@ -230,6 +230,7 @@ class ShardedIndex(Index):
         self._refresh()
 
     def delete(self, ids: list[str]) -> None:
+        ids = list(dict.fromkeys(ids))  # an id given twice is deleted once
         self.corpus, _ = self._without(ids)
         self._pending.append(("delete", list(ids)))
         self._refresh()

@@ -144,7 +144,9 @@ def current_generation(root: Path) -> str:
     try:
         pointer = json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise IndexFormatError(f"{path}: corrupt index pointer ({exc})") from exc
+        raise IndexFormatError(f"{path}: corrupt index pointer ({exc}); the next write to {root} (`sidelight add`, "
+                               f"`delete`, or `index SOURCE -o {root}`) points it back at the newest whole "
+                               f"generation") from exc
     if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
         raise IndexFormatError(f"{root}: not a sidelight index ({POINTER} is not a sidelight pointer)")
     if pointer.get("version") != VERSION:
@@ -168,6 +170,20 @@ def generation_stamp(root: Path) -> tuple[int, int] | None:
 def data_folder(root: Path) -> Path:
     """The folder of the current generation of the index at `root`."""
     return Path(root) / current_generation(root)
+
+
+def leftovers(root: Path) -> list[str]:
+    """What interrupted writers left in `root` (temporary folders and files, generations newer than the
+    current one, never published), one phrase each; read-only: the next writer removes them (`recover`)."""
+    root = Path(root)
+    out = [f"{p.name} (a temporary {'folder' if p.is_dir() else 'file'} of an interrupted write)"
+           for p in sorted(root.iterdir()) if p.name.startswith((TMP_PREFIX, f".{POINTER}."))]
+    try:
+        current = int(_GEN_RE.match(current_generation(root)).group(1))
+    except IndexFormatError:
+        return out
+    out += [f"{p.name} (written but never published)" for n, p in _generations(root) if n > current]
+    return out
 
 
 def recover(root: Path) -> list[str]:

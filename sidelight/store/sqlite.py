@@ -111,3 +111,23 @@ class LocalConnection:
         if con is not None and getattr(self._local, "pid", None) == os.getpid():
             con.close()
         self._local.con = None
+
+
+def check_file(path: str | os.PathLike) -> str | None:
+    """Why the SQLite file at `path` is not usable (read-only: it is opened without writing), or None
+    when it is missing (it is created on first use) or passes SQLite's own `quick_check`."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = con.execute("PRAGMA quick_check").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        return (f"is not a usable SQLite database ({exc}): traces, feedback and the query log live there; "
+                f"move it aside (keep it: it may be recoverable) to start an empty one")
+    if rows != [("ok",)]:
+        return f"fails SQLite's integrity check ({'; '.join(str(r[0]) for r in rows[:3])})"
+    return None

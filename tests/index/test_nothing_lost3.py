@@ -101,3 +101,52 @@ def test_more_shards_than_the_file_limit_opens_is_refused_up_front(tmp_path):
     assert not idx.exists()  # refused before anything was built
     ok = run_cli("index", str(src), "-o", str(idx), "--shards", str(fits), "-q", patch=LOW_FILES)
     assert ok.returncode == 0, ok.stderr
+
+
+# ---- item 8: small lies -----------------------------------------------------------------------------
+@pytest.fixture
+def built(tmp_path) -> Path:
+    idx = tmp_path / "idx"
+    assert main(["index", str(write_jsonl(tmp_path / "t.jsonl", 5)), "-o", str(idx), "-q"]) == 0
+    return idx
+
+
+def test_delete_counts_what_it_deleted(built, capsys):
+    capsys.readouterr()
+    assert main(["delete", str(built), "r1", "r1", "r1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("deleted 1 record (2 repeated id(s) ignored); 4 in"), out
+    assert len(Index.load(built).corpus) == 4 and "r1" not in Index.load(built).corpus.position
+
+
+def test_adding_an_empty_file_writes_no_generation(built, tmp_path, capsys):
+    before = sorted(p.name for p in built.iterdir())
+    pointer = (built / store.POINTER).stat()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["add", str(built), str(empty)]) == 0
+    assert "added 0 records" in capsys.readouterr().out
+    assert sorted(p.name for p in built.iterdir()) == before
+    assert (built / store.POINTER).stat().st_mtime_ns == pointer.st_mtime_ns
+
+
+def test_check_names_garbage_state_and_leftovers(built, capsys):
+    (built / f"{store.TMP_PREFIX}abc").mkdir()
+    (built / "gen-000009").mkdir()  # never published: newer than the current gen-000001
+    capsys.readouterr()
+    assert main(["check", str(built)]) == 0
+    out = capsys.readouterr().out
+    assert f"{store.TMP_PREFIX}abc" in out and "gen-000009 (written but never published)" in out
+    (built / "state.sqlite").write_bytes(b"this is not sqlite" * 100)
+    assert main(["check", str(built)]) == 2
+    err = capsys.readouterr().err
+    assert "state.sqlite is not a usable SQLite database" in err and "delete" not in err
+
+
+def test_a_torn_pointer_says_how_to_recover_and_add_recovers(built, tmp_path, capsys):
+    (built / store.POINTER).write_text('{"format": "sideli')  # torn mid-write
+    assert main(["search", str(built), "common"]) == 2
+    assert "the next write" in capsys.readouterr().err
+    assert main(["add", str(built), str(write_jsonl(tmp_path / "m.jsonl", 1, start=9))]) == 0
+    assert "pointed it at gen-000001" in capsys.readouterr().err
+    assert len(Index.load(built).corpus) == 6
