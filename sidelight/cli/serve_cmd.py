@@ -197,7 +197,16 @@ def run_log(args: argparse.Namespace) -> int:
     state = args.index / "state.sqlite"
     if not store.is_index_folder(args.index) and not state.exists():
         raise InputError(f"{args.index}: not an index folder")
-    log = QueryLog(state)
+    from ..store.sqlite import ReadOnlyStateError, copy_read_only
+
+    try:
+        log = QueryLog(state)
+    except ReadOnlyStateError:  # a read-only folder: read the log from a private copy
+        import tempfile
+
+        copy = Path(tempfile.mkdtemp(prefix="sidelight-log-")) / "state.sqlite"
+        copy_read_only(state, copy)
+        log = QueryLog(copy)
     rows = log.entries(limit)
     if args.json:
         print_json({"total": log.count(), "entries": rows})

@@ -35,6 +35,7 @@ from ..graph.store import Graph
 from ..progress import progress_bar
 from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
+from ..store.sqlite import ReadOnlyStateError, copy_read_only
 from ..structures import kernels
 from ..structures.blocks import build_lexical_folder
 from ..structures.dense import DenseStore, Passages
@@ -83,6 +84,7 @@ class Index:
         self.manifest = manifest or {}
         self._state: StateStore | None = None
         self._state_is_temp = False
+        self.state_note: str | None = None  # set when the folder is read-only and state lives in a temporary copy
         self.stamp = store.generation_stamp(self.path) if self.path else None  # see `changed_on_disk`
         self._refresh(graph, id_rank)
 
@@ -140,7 +142,15 @@ class Index:
         """Traces, feedback and the weight overlay (see the class docstring for where it lives)."""
         if self._state is None:
             if self.path is not None:
-                self._state, self._state_is_temp = StateStore(self.path / STATE_FILE), False
+                try:
+                    self._state, self._state_is_temp = StateStore(self.path / STATE_FILE), False
+                except ReadOnlyStateError as exc:  # searches go on, from a temporary copy, labelled
+                    tmp = Path(tempfile.mkdtemp(prefix="sidelight-state-"))
+                    copy_read_only(self.path / STATE_FILE, tmp / "state.sqlite")
+                    self._state, self._state_is_temp = StateStore(tmp / "state.sqlite"), True
+                    self.state_note = (f"{exc}; this answer's traces are kept only by this process and "
+                                       f"feedback is refused")
+                    weakref.finalize(self, _drop_temp_state, self._state, tmp)
             else:
                 tmp = Path(tempfile.mkdtemp(prefix="sidelight-state-"))
                 self._state, self._state_is_temp = StateStore(tmp / "state.sqlite"), True

@@ -333,6 +333,8 @@ class Service:
         descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
         out = envelope(q, lexical, dense_res, relation, descriptions)
         out["missing_lanes"] = missing
+        if idx.state_note:  # a read-only folder: the answer says its traces are not kept
+            out["state"] = {"kept": False, "note": idx.state_note}
         out["_log_lanes"] = [{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)}
                              for lane in lanes]
         return self._finish(out, b)
@@ -350,6 +352,9 @@ class Service:
 
     def _feedback(self, trace_id, node_id) -> dict:
         trace_id, node_id = check_trace_id(trace_id), check_node_id(node_id)
+        idx = self.index
+        if idx.state is not None and idx.state_note:  # opening the state sets the note
+            raise ApiError(503, "state_read_only", idx.state_note)
         trace = self._get_trace(trace_id)
         if trace.hit(node_id) is None:
             raise ApiError(422, "node_not_in_trace", f"node {node_id!r} is not a hit of trace {trace_id!r} "

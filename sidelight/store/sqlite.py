@@ -41,6 +41,30 @@ def transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise StorageError(f"{_db_name(con)}: the write was refused and nothing was recorded ({exc}){_hint(exc)}") from None
 
 
+class ReadOnlyStateError(StorageError):
+    """The state file's folder (or the file) cannot be written by this process: reads still work."""
+
+
+def read_only_reason(path: Path) -> str | None:
+    """Why this process cannot write the SQLite file `path` and its journal beside it, or None.
+
+    SQLite needs to write the folder too (the WAL and shared-memory files live beside the file)."""
+    folder = path.parent
+    try:
+        ro_fs = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return None  # no such folder yet: it is created on first use
+    what = ("is on a read-only file system" if ro_fs else
+            "is not writable by this user (permission)" if not os.access(folder, os.W_OK) else
+            None)
+    if what is None and path.exists() and not os.access(path, os.W_OK):
+        what = "is not writable by this user (permission on the file)"
+    if what is None:
+        return None
+    return (f"the index folder {what}: searches work, but traces, feedback and the query log cannot be "
+            f"written here (the file is left as it is)")
+
+
 def _db_name(con: sqlite3.Connection) -> str:
     """The file behind a connection, for messages."""
     with contextlib.suppress(sqlite3.Error, IndexError, TypeError):
@@ -79,7 +103,12 @@ class LocalConnection:
         return loc.con
 
     def _open(self) -> sqlite3.Connection:
-        """A configured connection; a file that is not an SQLite database is an IndexFormatError naming it."""
+        """A configured connection. A folder or file this process may not write is a `ReadOnlyStateError`
+        saying so; a file that is not an SQLite database is an IndexFormatError naming it (a healthy
+        file is never called unusable)."""
+        readonly = read_only_reason(self.path)
+        if readonly:
+            raise ReadOnlyStateError(f"{self.path}: {readonly}")
         try:
             con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as exc:
@@ -90,9 +119,11 @@ class LocalConnection:
             con.close()
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" not in str(exc):
                 raise  # e.g. "database is locked" after the busy timeout: not a format problem
-            raise IndexFormatError(f"{self.path}: not a usable SQLite database ({exc}); move it aside "
-                                   f"or delete it to start an empty one (traces, feedback and the query log "
-                                   f"live there)") from None
+            problem = check_file(self.path)
+            if problem is None:  # the file is healthy: say what failed, never advise removing it
+                raise StorageError(f"{self.path}: cannot open it for writing ({exc}); the file itself passes "
+                                   f"SQLite's integrity check, keep it") from None
+            raise IndexFormatError(f"{self.path}: {problem}") from None
 
     def _configure(self, con: sqlite3.Connection) -> sqlite3.Connection:
         con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -131,3 +162,23 @@ def check_file(path: str | os.PathLike) -> str | None:
     if rows != [("ok",)]:
         return f"fails SQLite's integrity check ({'; '.join(str(r[0]) for r in rows[:3])})"
     return None
+
+
+def copy_read_only(src: Path, dst: Path) -> None:
+    """Copy the SQLite file `src` (when it exists and can be read) into a new file `dst`, opening `src`
+    read-only (`immutable` when its folder cannot hold a journal): learned weights keep applying."""
+    src = Path(src)
+    if not src.exists():
+        return
+    for query in ("mode=ro", "immutable=1"):
+        try:
+            con = sqlite3.connect(f"{src.resolve().as_uri()}?{query}", uri=True)
+            try:
+                with sqlite3.connect(dst) as out:
+                    con.backup(out)
+                out.close()
+                return
+            finally:
+                con.close()
+        except sqlite3.Error:
+            Path(dst).unlink(missing_ok=True)
