@@ -8,6 +8,7 @@ import sqlite3
 import sys
 
 from ..errors import SidelightError, describe_os_error
+from .ranges import check_ranges
 from . import adapt_cmd, corpus_cmd, eval_cmd, graph_cmd, index_cmd, lab_cmd, search_cmd, serendipity_cmd, serve_cmd, web_cmd
 
 GROUPS = [index_cmd, adapt_cmd, search_cmd, eval_cmd, corpus_cmd, graph_cmd, lab_cmd, serve_cmd, serendipity_cmd, web_cmd]
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _check_texts(args)
+        check_ranges(args)  # every numeric option within its declared range (cli/ranges.py)
         return int(args.func(args) or 0)
     except SidelightError as exc:
         print(f"sidelight: error: {exc}", file=sys.stderr)
