@@ -9,9 +9,9 @@ import sys
 
 from ..errors import SidelightError, describe_os_error
 from .ranges import check_ranges
-from . import adapt_cmd, corpus_cmd, eval_cmd, graph_cmd, index_cmd, lab_cmd, search_cmd, serendipity_cmd, serve_cmd, web_cmd
+from . import adapt_cmd, corpus_cmd, eval_cmd, graph_cmd, index_cmd, lab_cmd, search_cmd, serendipity_cmd, serve_cmd, state_cmd, web_cmd
 
-GROUPS = [index_cmd, adapt_cmd, search_cmd, eval_cmd, corpus_cmd, graph_cmd, lab_cmd, serve_cmd, serendipity_cmd, web_cmd]
+GROUPS = [index_cmd, adapt_cmd, search_cmd, eval_cmd, corpus_cmd, graph_cmd, lab_cmd, serve_cmd, state_cmd, serendipity_cmd, web_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -62,6 +62,10 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "budget_ms": ("--budget-ms", MIN_BUDGET_MS, MAX_BUDGET_MS),
     "snippet": ("--snippet", 0, 100_000),
     "max_mb": ("--max-mb", 0, 1_000_000),
+    "retain_days": ("--retain-days/--max-age-days", 0, 36_500),
+    "retain_traces": ("--retain-traces/--max-traces", 0, 100_000_000),
+    "retain_window_s": ("--retain-window-s/--window-s", 0, 86_400 * 365),
+    "retain_log_rows": ("--retain-log-rows/--max-log-rows", 0, 100_000_000),
 }
 
 

@@ -13,6 +13,7 @@ from ..errors import IndexFormatError, InputError
 from ..index import Index, store
 from ..index.index import warm_kernels
 from .args import add_json, add_top_k, check_top_k
+from .state_cmd import add_retention_args, retention_of
 from .output import console, print_json, table
 
 
@@ -31,6 +32,7 @@ def register(sub) -> None:
                    help="a sharded index: serve each shard from a Ray actor (auto: the cluster running here, "
                         "else a local one; needs pip install 'sidelight[ray]')")
     _access_args(p)
+    add_retention_args(p)
     p.set_defaults(func=run_serve)
 
     m = sub.add_parser("mcp", help="serve the lanes as MCP tools for an LLM client (stdio, or --http PORT)")
@@ -38,6 +40,7 @@ def register(sub) -> None:
     m.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
     m.add_argument("--host", default="127.0.0.1", help="address for --http (default loopback)")
     _access_args(m)
+    add_retention_args(m)
     m.set_defaults(func=run_mcp)
 
     lg = sub.add_parser("log", help="print the query log (HTTP, MCP and CLI calls) of an index")
@@ -170,6 +173,9 @@ def run_serve(args: argparse.Namespace) -> int:
         if exported != now:
             console.print(f"note: {args.site} was exported from {exported}, the index is now at {now}: re-export it "
                           f"so that the page ranks what the server ranks")
+    from ..serve.retention import RetentionThread
+
+    service.retention = RetentionThread(service, retention_of(args)).start()  # bounded state (docs: retention)
     app = create_app(service, allowed_hosts=hosts, access_token=token, site=args.site)
     console.print(f"sidelight serve: {len(service.index.corpus)} records on http://{args.host}:{args.port}/  "
                   f"(API: /openapi.json, readiness: /health)")
@@ -186,7 +192,11 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     check_port(args.http, "--http")
     token, hosts = _access(args, "sidelight mcp --http") if args.http is not None else (None, None)
-    run(_service(args, "mcp"), http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
+    from ..serve.retention import RetentionThread
+
+    service = _service(args, "mcp")
+    service.retention = RetentionThread(service, retention_of(args)).start()
+    run(service, http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
     return 0
 
 

@@ -298,6 +298,22 @@ class StateStore:
                         (trace_id, node_id, _now(), json.dumps([c.__dict__ for c in changes])))
         return FeedbackResult(trace_id, node_id, channel, int(hit["rank"]), False, changes)
 
+    # -- retention ------------------------------------------------------------------------------
+
+    def prune_traces(self, older_than: str, keep_newest: int, protect_after: str) -> int:
+        """Delete traces created before `older_than`, or beyond the newest `keep_newest`; never a trace
+        with a success (feedback rows and what they credit are kept) nor one created after
+        `protect_after` (a client may still credit it). Times are ISO UTC strings like `_now()`'s.
+        Returns how many traces were deleted (one transaction)."""
+        with self._write() as con:
+            cur = con.execute(
+                "DELETE FROM traces WHERE created_at < ? "
+                "AND trace_id NOT IN (SELECT trace_id FROM successes) "
+                "AND (created_at < ? OR trace_id NOT IN "
+                "     (SELECT trace_id FROM traces ORDER BY created_at DESC, trace_id DESC LIMIT ?))",
+                (protect_after, older_than, int(keep_newest)))
+            return int(cur.rowcount)
+
     # -- overlay --------------------------------------------------------------------------------
 
     def overlay(self) -> dict[tuple[str, str, str], float]:
