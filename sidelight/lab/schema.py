@@ -25,8 +25,6 @@ MAX_TITLE_WEIGHT = 100  # times a title may be repeated (memory grows with it)
 MAX_RESAMPLES = 1_000_000  # bootstrap resamples / sign flips
 MAX_SEEDS = 100  # seeds of one method
 MAX_SAMPLE = 1_000_000
-#: metrics the report's tables of each benchmark kind read (lab/report.py)
-REPORT_METRICS = {"concept": ("mrr@10", "hit@10"), "describe": ("hit@1", "hit@10", "hit@100", "mrr@10")}
 
 
 class _Closed(BaseModel):
@@ -219,18 +217,6 @@ class ProtocolSpec(_Closed):
     contrasts: list[Contrast] = []
     statistics: Statistics = Statistics()
     timing: Timing | None = None
-
-    @model_validator(mode="after")
-    def _report_metrics(self):
-        """The report's tables read these metrics; a protocol that leaves them out would fail after freezing."""
-        need = set(REPORT_METRICS.get(self.benchmark.kind, ()))
-        if self.benchmark.kind == "concept" and self.primary_contrast is None:
-            need = set()
-        missing = sorted(need - {self.metrics.primary, *self.metrics.secondary})
-        if missing:
-            raise ValueError(f"the report of a {self.benchmark.kind} protocol needs {', '.join(missing)}: "
-                             f"add them to metrics.secondary")
-        return self
 
 
 def _metric(name: str) -> str:

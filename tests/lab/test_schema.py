@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 # the issue's reproductions: (where in the protocol, the bad value)
 BAD = [
     (("depth",), 0), (("depth",), -1), (("depth",), "abc"), (("depth",), True), (("depth",), 10**9),
-    (("metrics", "secondary"), []), (("benchmark",), ["x"]), (("methods", 2, "grid"), {"w": 0.5}),
+    (("metrics", "secondary"), ["nope@10"]), (("benchmark",), ["x"]), (("methods", 2, "grid"), {"w": 0.5}),
     (("methods", 2, "grid"), {"w": []}), (("selection", "metric"), "nope@10"), (("corpus",), {}),
     (("index", "tokenizer"), {"bogus": 1}), (("index", "bm25"), {"k1": "abc"}), (("index", "bm25"), {"b": 2}),
     (("statistics", "n_resamples"), 0), (("statistics", "confidence"), 1.5), (("methods",), []),
@@ -95,3 +95,13 @@ def test_any_mutation_is_accepted_whole_or_refused_in_one_line(toy, data):
         return
     assert isinstance(p.depth, int) and p.depth >= 1
     assert all(isinstance(v, list) and v for m in p.methods for v in m.get("grid", {}).values())
+
+
+def test_no_secondary_metrics_runs_through_the_report(tmp_path):
+    """`"secondary": []` once ended in a KeyError in the report after the test split was scored."""
+    proto = make_lab(tmp_path / "lab")
+    data = json.loads(proto.read_text())
+    data["metrics"]["secondary"] = []
+    proto.write_text(json.dumps(data))
+    assert main(["lab", "all", str(proto), "-o", str(tmp_path / "run")]) == 0
+    assert "MRR@10" in (tmp_path / "run" / "report.md").read_text()
