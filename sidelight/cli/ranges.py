@@ -66,6 +66,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "retain_traces": ("--retain-traces/--max-traces", 0, 100_000_000),
     "retain_window_s": ("--retain-window-s/--window-s", 0, 86_400 * 365),
     "retain_log_rows": ("--retain-log-rows/--max-log-rows", 0, 100_000_000),
+    "retain_every_s": ("--retain-every-s", 0.1, 86_400),
 }
 
 

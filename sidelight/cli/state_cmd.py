@@ -24,12 +24,17 @@ def add_retention_args(p: argparse.ArgumentParser, prefix: str = "retain-") -> N
                                             f"credit it; default {d.window_s:g})")
     p.add_argument(f"--{prefix}log-rows" if prefix else "--max-log-rows", dest="retain_log_rows", type=int,
                    default=d.max_log_rows, help=f"keep at most this many query-log rows (default {d.max_log_rows})")
+    if prefix:
+        p.add_argument(f"--{prefix}every-s", dest="retain_every_s", type=float, default=d.every_s,
+                       help=f"apply the retention this often while serving (seconds; default {d.every_s:g})")
 
 
-def retention_of(args: argparse.Namespace, every_s: float | None = None):
+def retention_of(args: argparse.Namespace):
+    """The `Retention` the flags ask for."""
     from ..serve.retention import Retention
 
-    extra = {} if every_s is None else {"every_s": every_s}
+    every = getattr(args, "retain_every_s", None)
+    extra = {} if every is None else {"every_s": every}
     return Retention(args.retain_days, args.retain_traces, args.retain_window_s, args.retain_log_rows, **extra)
 
 
