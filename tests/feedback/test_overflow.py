@@ -47,3 +47,20 @@ def test_reinforcement_at_the_bound_stays_finite_and_capped(tmp_path):
             # closed form of d <- d + ETA * (CAP * b - (b + d)) from d = 0
             assert delta == pytest.approx(base * (CAP_FACTOR - 1) * (1 - (1 - ETA) ** k))
             assert math.isfinite(base + delta) and base + delta <= CAP_FACTOR * base
+
+
+def test_http_feedback_that_would_overflow_is_refused_and_not_committed():
+    """Over HTTP the refusal is a 4xx and the success row is not written (it once answered 500 and committed)."""
+    from sidelight.serve.app import create_app
+    from sidelight.serve.engine import Service
+
+    from ..serve.conftest import api_client, hand_index
+
+    svc = Service(hand_index())
+    recs = {"A": "a", "B": "b"}
+    hit = [{"node_id": recs["B"], "rank": 1, "score": 1.0,
+            "path": [{"source": "a", "target": "b", "type": "link", "weight": 1e308, "base_weight": 1e308}]}]
+    trace = svc.index.state.new_trace("q", "relation", hit)
+    r = api_client(create_app(svc)).post("/api/feedback", json={"trace_id": trace, "node_id": "b"})
+    assert r.status_code == 400 and "not finite" in r.json()["error"]["message"]
+    assert svc.index.state.successes() == [] and svc.index.state.overlay() == {}
