@@ -226,7 +226,8 @@ def state_size(index: Path) -> dict:
     files = [index / n for n in ("state.sqlite", "state.sqlite-wal")]
     with sqlite3.connect(f"{(index / 'state.sqlite').as_uri()}?mode=ro", uri=True) as con:
         rows = {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("traces", "successes", "query_log")}
-    return {"bytes": sum(p.stat().st_size for p in files if p.exists()), **rows}
+    sizes = [p.stat().st_size if p.exists() else 0 for p in files]
+    return {"bytes": sum(sizes), "db_bytes": sizes[0], "wal_bytes": sizes[1], **rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
               f"errors {added['errors']})")
         for e in added["error_samples"] + ([added["add_error"]] if added["add_error"] else []):
             print(f"  {e}")
-    print(f"state.sqlite after the load ({' '.join(retain) or 'default retention'}): {state['bytes'] / 1e6:.2f} MB, "
+    print(f"state.sqlite after the load ({' '.join(retain) or 'default retention'}): {state['bytes'] / 1e6:.2f} MB "
+          f"(file {state['db_bytes'] / 1e6:.2f} MB + WAL {state['wal_bytes'] / 1e6:.2f} MB), "
           f"{state['traces']} traces, {state['successes']} feedback rows, {state['query_log']} query-log rows")
     if args.json:
         write_json(args.json, result)

@@ -20,6 +20,7 @@ from typing import Iterator
 from ..errors import IndexFormatError, StorageError
 
 BUSY_TIMEOUT_MS = 30_000
+JOURNAL_LIMIT_BYTES = 4 << 20  # the WAL file is truncated to this after a checkpoint
 
 
 @contextmanager
@@ -127,7 +128,9 @@ class LocalConnection:
 
     def _configure(self, con: sqlite3.Connection) -> sqlite3.Connection:
         con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        con.execute("PRAGMA auto_vacuum = INCREMENTAL")  # a new file can give pruned pages back (retention)
         con.execute("PRAGMA journal_mode = WAL")
+        con.execute(f"PRAGMA journal_size_limit = {JOURNAL_LIMIT_BYTES}")  # the WAL shrinks back after a checkpoint
         con.execute("PRAGMA synchronous = NORMAL")
         if self.foreign_keys:
             con.execute("PRAGMA foreign_keys = ON")
@@ -157,10 +160,10 @@ def check_file(path: str | os.PathLike) -> str | None:
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
-        return (f"is not a usable SQLite database ({exc}): traces, feedback and the query log live there; "
+        return (f"not a usable SQLite database ({exc}): traces, feedback and the query log live there; "
                 f"move it aside (keep it: it may be recoverable) to start an empty one")
     if rows != [("ok",)]:
-        return f"fails SQLite's integrity check ({'; '.join(str(r[0]) for r in rows[:3])})"
+        return f"failing SQLite's integrity check ({'; '.join(str(r[0]) for r in rows[:3])})"
     return None
 
 

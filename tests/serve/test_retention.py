@@ -74,3 +74,27 @@ def test_the_server_applies_it(tmp_path):
     assert len(svc.index.state.trace_ids()) == 5 and svc.log.count() == 3
     thread.start()
     thread.stop()
+
+
+def test_pruned_pages_go_back_to_the_file_system(tmp_path):
+    """A state file made by this sidelight (auto_vacuum incremental) shrinks after a server's retention run."""
+    import sqlite3
+
+    from sidelight.serve.retention import release_space
+
+    path = tmp_path / "state.sqlite"
+    store, log = StateStore(path), QueryLog(path)
+    hits = [{"node_id": f"n{i}", "rank": i + 1, "score": 1.0} for i in range(50)]
+    for i in range(400):
+        store.new_trace("q" * 200, "lexical", hits)
+
+    def pages():
+        with sqlite3.connect(path) as con:
+            return con.execute("PRAGMA page_count").fetchone()[0]
+
+    release_space(path)
+    full = pages()
+    prune_state(store, log, Retention(max_traces=10, window_s=0))
+    release_space(path)
+    assert pages() < full / 5
+    assert (tmp_path / "state.sqlite-wal").stat().st_size == 0  # truncated by the checkpoint
