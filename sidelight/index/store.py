@@ -264,11 +264,20 @@ def new_generation(root: Path, check: Callable[[str], object] | None = None) -> 
             check(name)
         publish(root, name)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not _names(root, tmp.name):  # a generation the pointer already names (a failed fsync after it) stays
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     if legacy is not None:
         _remove_legacy(root, legacy)
     recover(root)
+
+
+def _names(root: Path, generation: str) -> bool:
+    """True when `root/index.json` is readable and names `generation`."""
+    try:
+        return current_generation(root) == generation
+    except (IndexFormatError, OSError):
+        return False
 
 
 def publish(root: Path, generation: str) -> None:
