@@ -50,7 +50,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "sae_k": ("--sae-k", 1, 4096),
     "epochs": ("--epochs", 1, 10_000),
     "budget": ("--budget", 1, 100_000),
-    "min_chance": ("--min-chance", 0, 1),
+    "min_chance": ("--min-chance", 1, 1_000_000),  # a ratio to chance (default 28)
     "fdr": ("--fdr", 0, 1),
     "kinship_bins": ("--kinship-bins", 1, 1_000),
     "placebo_draws": ("--placebo-draws", 1, 100_000),

@@ -42,6 +42,24 @@ def test_every_numeric_option_has_a_declared_range():
         assert math.isfinite(lo) and math.isfinite(hi) and lo <= hi
 
 
+def test_every_default_lies_in_its_range():
+    """A range that refuses an option's own default would break the command run without the flag."""
+    bad = []
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, path + (name,))
+            elif action.dest in RANGES and isinstance(action.default, (int, float)) and \
+                    not isinstance(action.default, bool):
+                lo, hi = RANGES[action.dest][1:]
+                if not lo <= action.default <= hi:
+                    bad.append((" ".join(path), action.dest, action.default))
+    walk(build_parser(), ())
+    assert not bad, bad
+
+
 def test_copied_limits_agree_with_their_sources():
     from sidelight.cli import ranges
     from sidelight.lab.schema import MAX_TITLE_WEIGHT
