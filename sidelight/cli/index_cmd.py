@@ -82,7 +82,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     problem = check_file(args.index / "state.sqlite")
     if problem:
-        raise InputError(f"{args.index}: the generation is whole, but state.sqlite {problem}")
+        raise InputError(f"{args.index}: the generation is whole, but state.sqlite: {problem}")
     return 0
 
 

@@ -140,7 +140,7 @@ def test_check_names_garbage_state_and_leftovers(built, capsys):
     (built / "state.sqlite").write_bytes(b"this is not sqlite" * 100)
     assert main(["check", str(built)]) == 2
     err = capsys.readouterr().err
-    assert "state.sqlite is not a usable SQLite database" in err and "delete" not in err
+    assert "state.sqlite: not a usable SQLite database" in err and "delete" not in err
 
 
 def test_a_torn_pointer_says_how_to_recover_and_add_recovers(built, tmp_path, capsys):
