@@ -65,9 +65,9 @@ def sidelight_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from sidelight.cli import main; sys.exit(main())"]
 
 
-def start_server(index: Path, port: int) -> subprocess.Popen:
+def start_server(index: Path, port: int, extra: list[str] = ()) -> subprocess.Popen:
     cmd = sidelight_command()
-    proc = subprocess.Popen([*cmd, "serve", str(index), "--host", "127.0.0.1", "--port", str(port)],
+    proc = subprocess.Popen([*cmd, "serve", str(index), "--host", "127.0.0.1", "--port", str(port), *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -157,7 +157,7 @@ def mixed_pick(rng: random.Random, relation_hits: list):
     if x < 0.8:
         return "search:tfidf", "POST", "/api/search", {"query": q, "method": "tfidf", "k": 10}
     if x < 0.9 and relation_hits:
-        trace, node = rng.choice(relation_hits)
+        trace, node = rng.choice(relation_hits[-50:])  # a recent answer: inside the server's feedback window
         return "feedback", "POST", "/api/feedback", {"trace_id": trace, "node_id": node}
     return "health", "GET", "/health", None
 
@@ -221,6 +221,15 @@ def add_phase(base: str, index: Path, headers: dict, n_records: int, min_feedbac
             "error_samples": errors[:5]}
 
 
+def state_size(index: Path) -> dict:
+    """What INDEX/state.sqlite holds after the load: bytes on disk (with its WAL) and rows per table."""
+    files = [index / n for n in ("state.sqlite", "state.sqlite-wal")]
+    with sqlite3.connect(f"{(index / 'state.sqlite').as_uri()}?mode=ro", uri=True) as con:
+        rows = {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("traces", "successes", "query_log")}
+    sizes = [p.stat().st_size if p.exists() else 0 for p in files]
+    return {"bytes": sum(sizes), "db_bytes": sizes[0], "wal_bytes": sizes[1], **rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index", type=Path, help="an index folder (default: FOLDOC built in a temporary folder)")
@@ -233,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--add-records", type=int, default=None,
                     help="records `sidelight add` writes in the concurrent-add phase (default 200 on the temporary "
                          "FOLDOC index, 0 = skipped on --index)")
+    ap.add_argument("--retain-traces", type=int, default=None,
+                    help="passed to `sidelight serve --retain-traces` (default: the server's own retention)")
+    ap.add_argument("--retain-window-s", type=float, default=None, help="passed to `sidelight serve`")
+    ap.add_argument("--retain-every-s", type=float, default=None, help="passed to `sidelight serve`")
     args = ap.parse_args(argv)
     if not (1 <= args.clients <= 64 and 1 <= args.requests <= 20_000 and 0 <= args.short_requests <= 20_000):
         ap.error("clients 1..64, requests 1..20000, short-requests 0..20000")
@@ -250,7 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         index = Path(tmp.name) / "foldoc"
         Index.build(load_foldoc(), progress=False).save(index)
     port = free_port()
-    proc = start_server(index, port)
+    retain = [x for flag in ("traces", "window_s", "every_s") if getattr(args, f"retain_{flag}") is not None
+              for x in (f"--retain-{flag.replace('_', '-')}", str(getattr(args, f"retain_{flag}")))]
+    proc = start_server(index, port, retain)
     base = f"http://127.0.0.1:{port}"
     try:
         headers = page_token_headers(base)
@@ -262,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         short = run_phase(base, args.short_requests, args.clients, short_pick(args.short_budget), args.max_seconds,
                           headers) if args.short_requests else None
         added = add_phase(base, index, headers, n_add, min(50, args.requests), args.max_seconds) if n_add else None
+        if retain:  # one more retention pass of the server's, then measure
+            time.sleep(float(args.retain_every_s or 0) + 0.5)
+        state = state_size(index)
     finally:
         proc.terminate()
         try:
@@ -274,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"bench": "serve", "index": health["index"], "dense": health["dense"], "cpus": os.cpu_count(),
               "server": "sidelight serve (uvicorn, 1 process) on 127.0.0.1", "mixed": mixed,
               "short_budget": None if short is None else {**short, "budget_ms": args.short_budget},
-              "concurrent_add": added}
+              "concurrent_add": added, "state": state, "retention": retain or "server defaults"}
     rows = [["mixed (default budget)", mixed["requests"], mixed["throughput_rps"], mixed["p50_ms"], mixed["p95_ms"],
              mixed["p99_ms"], mixed["errors"], mixed["partial_share"]]]
     if short:
@@ -289,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
               f"errors {added['errors']})")
         for e in added["error_samples"] + ([added["add_error"]] if added["add_error"] else []):
             print(f"  {e}")
+    print(f"state.sqlite after the load ({' '.join(retain) or 'default retention'}): {state['bytes'] / 1e6:.2f} MB "
+          f"(file {state['db_bytes'] / 1e6:.2f} MB + WAL {state['wal_bytes'] / 1e6:.2f} MB), "
+          f"{state['traces']} traces, {state['successes']} feedback rows, {state['query_log']} query-log rows")
     if args.json:
         write_json(args.json, result)
     add_ok = added is None or (added["errors"] == 0 and added["present"] == added["acknowledged"])

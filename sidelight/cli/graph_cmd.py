@@ -79,6 +79,8 @@ def run_channels(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     print_channels(out)
+    if out.get("state"):
+        print(f"note: {out['state']['note']}")
     return 0
 
 

@@ -99,6 +99,15 @@ def run_check(args: argparse.Namespace) -> int:
     also = f", and so do its {shards['count']} shards'" if shards else ""
     print(f"{args.index}: {store.current_generation(args.index)} is whole: {len(files)} files, "
           f"{sum(files.values()) / 1e6:,.1f} MB, every sha256 matches its manifest{also}; {len(index.corpus):,} records")
+    left = store.leftovers(args.index)
+    if left:
+        print(f"{args.index}: left by interrupted writes (the next write removes them; nothing reads them): "
+              + ", ".join(left))
+    from ..store.sqlite import check_file
+
+    problem = check_file(args.index / "state.sqlite")
+    if problem:
+        raise InputError(f"{args.index}: the generation is whole, but state.sqlite: {problem}")
     return 0
 
 
@@ -119,6 +128,10 @@ def run_index(args: argparse.Namespace) -> int:
         raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={args.k1}, b={args.b}")
     if args.shards is not None and args.shards < 1:
         raise InputError(f"--shards must be >= 1, got {args.shards}")
+    if args.shards is not None:
+        from ..index.limits import ensure_open_files
+
+        ensure_open_files(args.shards, "write")  # refuse before the (long) build, not after
     if args.ray and args.shards is None:
         raise InputError("--ray builds a sharded index: give --shards N as well")
     if args.shards is not None and args.ann:
@@ -182,6 +195,10 @@ def run_index(args: argparse.Namespace) -> int:
 
 def run_add(args: argparse.Namespace) -> int:
     records = [record_from_json(o, f"{args.records}:{n}") for n, o in read_jsonl(args.records)]
+    if not records:  # nothing to add: no new generation, the index stays as it is
+        store.current_generation(args.index)  # still a clear error for a folder that is not an index
+        print(f"added 0 records: {args.records} holds none; {args.index} is unchanged")
+        return 0
     edges_file = args.edges or (args.records.with_suffix(".edges.tsv")
                                 if args.records.with_suffix(".edges.tsv").is_file() else None)
     edges = read_edges_tsv(edges_file) if edges_file is not None else []
@@ -203,7 +220,11 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
+    ids = list(dict.fromkeys(args.ids))  # what is deleted: each id once, however often it was given
     with Index.edit(args.index) as index:
-        index.delete(args.ids)
-    print(f"deleted {len(args.ids)} records; {len(index.corpus)} in {args.index}")
+        before = len(index.corpus)
+        index.delete(ids)
+    gone = before - len(index.corpus)
+    repeats = f" ({len(args.ids) - len(ids)} repeated id(s) ignored)" if len(ids) < len(args.ids) else ""
+    print(f"deleted {gone} record{'s' if gone != 1 else ''}{repeats}; {len(index.corpus)} in {args.index}")
     return 0

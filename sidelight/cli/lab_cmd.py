@@ -12,6 +12,10 @@ def register(sub) -> None:
     p = sub.add_parser("lab", help="frozen protocols, held-out runs, audit and reports")
     lab = p.add_subparsers(dest="lab_command", required=True, metavar="STEP")
 
+    s = lab.add_parser("validate", help="check a protocol completely (schema, methods, parameters) and write nothing")
+    s.add_argument("protocol", type=Path)
+    s.set_defaults(func=_validate)
+
     s = lab.add_parser("freeze", help="record protocol, benchmark, corpus and implementation hashes")
     s.add_argument("protocol", type=Path)
     add_output(s, "run folder to create", required=True, old=("--out",))
@@ -59,6 +63,18 @@ def register(sub) -> None:
     s.add_argument("packets", type=Path)
     s.add_argument("answers", type=Path)
     s.set_defaults(func=_score_packets)
+
+
+def _validate(a: argparse.Namespace) -> int:
+    from ..lab.protocol import load_protocol
+
+    p = load_protocol(a.protocol)
+    runnable, skipped = p.check_methods()
+    settings = sum(len(p.grid_settings(spec)) for spec in runnable)
+    print(f"{a.protocol}: valid: {len(runnable)} method(s) to run ({settings} dev setting(s))"
+          + (f", {len(skipped)} skipped ({', '.join(skipped)})" if skipped else "")
+          + f"; depth {p.depth}, primary metric {p.primary}; nothing was written")
+    return 0
 
 
 def _freeze(a: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import InputError
 from ..index import Index
 from ..index.defaults import default_method
 from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
@@ -14,8 +13,6 @@ from ..methods import get_method, method_spec, method_specs
 from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
 from .args import add_filter, add_json, add_top_k, check_top_k
 from .output import parse_filter, parse_params, print_hits, print_json, table
-
-MAX_SNIPPET_CHARS = 4000
 
 
 def register(sub) -> None:
@@ -61,8 +58,6 @@ def run_search(args: argparse.Namespace) -> int:
     params = parse_params(args.param)
     if args.method is not None:
         get_method(args.method, **params)  # before loading: bad params fail fast
-    if not 0 <= args.snippet_chars <= MAX_SNIPPET_CHARS:
-        raise InputError(f"--snippet-chars must be between 0 and {MAX_SNIPPET_CHARS}, got {args.snippet_chars}")
     index = Index.load(args.index)
     if args.method is None:
         chosen = default_method(index)

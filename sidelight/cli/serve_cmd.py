@@ -13,6 +13,7 @@ from ..errors import IndexFormatError, InputError
 from ..index import Index, store
 from ..index.index import warm_kernels
 from .args import add_json, add_top_k, check_top_k
+from .state_cmd import add_retention_args, retention_of
 from .output import console, print_json, table
 
 
@@ -31,6 +32,7 @@ def register(sub) -> None:
                    help="a sharded index: serve each shard from a Ray actor (auto: the cluster running here, "
                         "else a local one; needs pip install 'sidelight[ray]')")
     _access_args(p)
+    add_retention_args(p)
     p.set_defaults(func=run_serve)
 
     m = sub.add_parser("mcp", help="serve the lanes as MCP tools for an LLM client (stdio, or --http PORT)")
@@ -38,6 +40,7 @@ def register(sub) -> None:
     m.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
     m.add_argument("--host", default="127.0.0.1", help="address for --http (default loopback)")
     _access_args(m)
+    add_retention_args(m)
     m.set_defaults(func=run_mcp)
 
     lg = sub.add_parser("log", help="print the query log (HTTP, MCP and CLI calls) of an index")
@@ -71,6 +74,9 @@ def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] 
                          f"--token TOKEN or set {TOKEN_ENV} (e.g. python -c 'import secrets; "
                          "print(secrets.token_urlsafe(32))')")
     if "*" in args.allow_host:
+        if token is None:  # any Host: a DNS-rebinding page could read the page token and POST
+            raise InputError(f"--allow-host '*' checks no Host header, so any web page could reach {what} through "
+                             f"DNS rebinding; it needs an access token: pass --token TOKEN or set {TOKEN_ENV}")
         return token, None
     from ..serve.app import LOOPBACK_HOSTS, host_name
 
@@ -82,12 +88,46 @@ def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] 
 
 
 def _machine_names() -> set[str]:
+    """This machine's names and the addresses of its interfaces (as a Host header gives them)."""
     names = {socket.gethostname().lower(), socket.getfqdn().lower()}
     try:
         names |= set(socket.gethostbyname_ex(socket.gethostname())[2])
     except OSError:
         pass
+    names |= {f"[{a}]" if ":" in a else a for a in interface_addresses()}
     return {n for n in names if n}
+
+
+def interface_addresses() -> set[str]:
+    """Every address of this machine's network interfaces (Linux: IPv4 by ioctl, IPv6 from /proc)."""
+    out: set[str] = set()
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for _, name in socket.if_nameindex():
+                try:
+                    packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+                    out.add(socket.inet_ntoa(packed[20:24]))
+                except OSError:
+                    continue  # an interface without an IPv4 address
+    except (ImportError, OSError):
+        pass
+    try:
+        with open("/proc/net/if_inet6") as f:
+            for line in f:
+                raw = line.split()[0]
+                out.add(str(ipaddress.IPv6Address(int(raw, 16))))
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def check_port(port: int | None, flag: str) -> None:
+    """A TCP port 0..65535 (0: any free port), else a one-line InputError."""
+    if port is not None and not 0 <= port <= 65535:
+        raise InputError(f"{flag} must be a TCP port 0..65535, got {port}")
 
 
 def _is_loopback(host: str) -> bool:
@@ -122,6 +162,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from ..serve.app import create_app
 
+    check_port(args.port, "--port")
     token, hosts = _access(args, "sidelight serve")
     service = _service(args, "http")
     if args.site is not None:
@@ -132,6 +173,9 @@ def run_serve(args: argparse.Namespace) -> int:
         if exported != now:
             console.print(f"note: {args.site} was exported from {exported}, the index is now at {now}: re-export it "
                           f"so that the page ranks what the server ranks")
+    from ..serve.retention import RetentionThread
+
+    service.retention = RetentionThread(service, retention_of(args)).start()  # bounded state (docs: retention)
     app = create_app(service, allowed_hosts=hosts, access_token=token, site=args.site)
     console.print(f"sidelight serve: {len(service.index.corpus)} records on http://{args.host}:{args.port}/  "
                   f"(API: /openapi.json, readiness: /health)")
@@ -146,8 +190,13 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     from ..serve.mcp_server import run
 
+    check_port(args.http, "--http")
     token, hosts = _access(args, "sidelight mcp --http") if args.http is not None else (None, None)
-    run(_service(args, "mcp"), http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
+    from ..serve.retention import RetentionThread
+
+    service = _service(args, "mcp")
+    service.retention = RetentionThread(service, retention_of(args)).start()
+    run(service, http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
     return 0
 
 
@@ -158,7 +207,16 @@ def run_log(args: argparse.Namespace) -> int:
     state = args.index / "state.sqlite"
     if not store.is_index_folder(args.index) and not state.exists():
         raise InputError(f"{args.index}: not an index folder")
-    log = QueryLog(state)
+    from ..store.sqlite import ReadOnlyStateError, copy_read_only
+
+    try:
+        log = QueryLog(state)
+    except ReadOnlyStateError:  # a read-only folder: read the log from a private copy
+        import tempfile
+
+        copy = Path(tempfile.mkdtemp(prefix="sidelight-log-")) / "state.sqlite"
+        copy_read_only(state, copy)
+        log = QueryLog(copy)
     rows = log.entries(limit)
     if args.json:
         print_json({"total": log.count(), "entries": rows})

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError, MissingDataError
-from .model import Corpus, Edge, Record
+from .model import MAX_EDGE_WEIGHT, Corpus, Edge, Record
 from .textfile import form_note, read_lines, split_columns, utf8_error
 
 
@@ -58,6 +58,15 @@ def _aliases(value, where: str, rid: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_unicode(value: str, where: str, what: str) -> None:
+    """Refuse a string UTF-8 cannot encode (a lone surrogate such as "\ud800" from a JSON escape)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"{where}: {what} {value[:40]!r} holds a lone UTF-16 surrogate "
+                         f"({value[exc.start]!r} at character {exc.start}); it is not valid Unicode text") from None
+
+
 def record_from_json(obj: dict, where: str) -> Record:
     """A Record from `{"id"|"_id", "title"|"name", "text", "metadata", "aliases"}`.
 
@@ -70,6 +79,7 @@ def record_from_json(obj: dict, where: str) -> Record:
     if isinstance(rid, bool) or not isinstance(rid, (str, int)):
         raise InputError(f"{where}: record id must be a string or an integer, got {_describe(rid)}")
     rid = str(rid)
+    _check_unicode(rid, where, "record id")
     text = obj.get("text")
     if not isinstance(text, str):
         raise InputError(f"{where}: record {rid!r} has no string 'text'")
@@ -83,7 +93,11 @@ def record_from_json(obj: dict, where: str) -> Record:
         meta = {}
     elif not isinstance(meta, dict):
         raise InputError(f"{where}: record {rid!r}: 'metadata' must be a JSON object, got {_describe(meta)}")
-    return Record(rid, title, text, meta, _aliases(obj.get("aliases"), where, rid))
+    aliases = _aliases(obj.get("aliases"), where, rid)
+    for what, value in (("title", title), ("text", text), ("metadata", json.dumps(meta, ensure_ascii=False)),
+                        ("aliases", " ".join(aliases))):
+        _check_unicode(value, where, f"record {rid!r}: {what}")
+    return Record(rid, title, text, meta, aliases)
 
 
 def read_edges(path: Path) -> tuple[list[Edge], str]:
@@ -102,8 +116,9 @@ def read_edges(path: Path) -> tuple[list[Edge], str]:
             weight = float(parts[3]) if len(parts) > 3 else 1.0
         except ValueError:
             raise InputError(f"{path}:{lineno}: edge weight {parts[3]!r} is not a number ({form_note(form)})") from None
-        if not math.isfinite(weight) or weight <= 0:
-            raise InputError(f"{path}:{lineno}: edge weight must be finite and positive, got {weight}")
+        if not math.isfinite(weight) or not 0 < weight <= MAX_EDGE_WEIGHT:
+            raise InputError(f"{path}:{lineno}: edge weight must be finite, positive and at most "
+                             f"{MAX_EDGE_WEIGHT:g}, got {weight:g}")
         edges.append(Edge(parts[0], parts[1], etype, weight))
     return edges, form
 

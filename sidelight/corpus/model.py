@@ -52,6 +52,9 @@ class Record:
     aliases: tuple[str, ...] = ()
 
 
+MAX_EDGE_WEIGHT = 1e9  # edge weights are finite and at most this: the feedback cap (2x) and sums stay finite
+
+
 @dataclass(frozen=True)
 class Edge:
     """A directed, typed, weighted link from one record to another.

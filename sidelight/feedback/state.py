@@ -282,7 +282,12 @@ class StateStore:
                                       key).fetchone()
                     d0 = float(cur[0]) if cur else 0.0
                     base = float(e["base_weight"])
-                    d1 = d0 + ETA * (CAP_FACTOR * base - (base + d0))
+                    # (CAP_FACTOR * base) - (base + d0), written so no term exceeds the cap itself
+                    d1 = d0 + ETA * ((CAP_FACTOR - 1.0) * base - d0)
+                    if not (math.isfinite(d1) and math.isfinite(base + d1) and math.isfinite(CAP_FACTOR * base)):
+                        # raising here rolls the whole success back
+                        raise InputError(f"state: edge {key} weight {base:g} cannot be reinforced "
+                                         f"(the result is not finite); nothing was recorded")
                     if d1 == d0:
                         continue
                     con.execute("INSERT INTO edge_overlay VALUES (?, ?, ?, ?, ?) "
@@ -292,6 +297,22 @@ class StateStore:
             con.execute("INSERT INTO successes VALUES (?, ?, ?, ?)",
                         (trace_id, node_id, _now(), json.dumps([c.__dict__ for c in changes])))
         return FeedbackResult(trace_id, node_id, channel, int(hit["rank"]), False, changes)
+
+    # -- retention ------------------------------------------------------------------------------
+
+    def prune_traces(self, older_than: str, keep_newest: int, protect_after: str) -> int:
+        """Delete traces created before `older_than`, or beyond the newest `keep_newest`; never a trace
+        with a success (feedback rows and what they credit are kept) nor one created after
+        `protect_after` (a client may still credit it). Times are ISO UTC strings like `_now()`'s.
+        Returns how many traces were deleted (one transaction)."""
+        with self._write() as con:
+            cur = con.execute(
+                "DELETE FROM traces WHERE created_at < ? "
+                "AND trace_id NOT IN (SELECT trace_id FROM successes) "
+                "AND (created_at < ? OR trace_id NOT IN "
+                "     (SELECT trace_id FROM traces ORDER BY created_at DESC, trace_id DESC LIMIT ?))",
+                (protect_after, older_than, int(keep_newest)))
+            return int(cur.rowcount)
 
     # -- overlay --------------------------------------------------------------------------------
 

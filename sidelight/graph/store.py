@@ -18,7 +18,7 @@ import numpy as np
 if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
     import scipy.sparse as sp
 
-from ..corpus.model import Corpus
+from ..corpus.model import MAX_EDGE_WEIGHT, Corpus
 from ..errors import IndexFormatError, InputError
 
 FORMAT = "sidelight-graph/1"
@@ -100,8 +100,8 @@ class Graph:
             raise InputError(f"graph: {m} edges but {len(w)} weights")
         if m and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
             raise InputError(f"graph: edge endpoint outside 0..{n - 1}")
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise InputError("graph: edge weights must be finite and >= 0")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > MAX_EDGE_WEIGHT):
+            raise InputError(f"graph: edge weights must be finite, >= 0 and at most {MAX_EDGE_WEIGHT:g}")
         if types is None:
             names = list(type_names) if type_names is not None else ["link"]
             codes = np.zeros(m, dtype=np.int32)

@@ -36,6 +36,7 @@ from ..graph.store import Graph
 from ..progress import progress_bar
 from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
+from ..store.sqlite import ReadOnlyStateError, copy_read_only
 from ..structures import kernels
 from ..structures.blocks import build_lexical_folder
 from ..structures.dense import DenseStore, Passages, Units
@@ -93,6 +94,7 @@ class Index:
         self.manifest = manifest or {}
         self._state: StateStore | None = None
         self._state_is_temp = False
+        self.state_note: str | None = None  # set when the folder is read-only and state lives in a temporary copy
         self.stamp = store.generation_stamp(self.path) if self.path else None  # see `changed_on_disk`
         self._refresh(graph, id_rank)
 
@@ -150,7 +152,15 @@ class Index:
         """Traces, feedback and the weight overlay (see the class docstring for where it lives)."""
         if self._state is None:
             if self.path is not None:
-                self._state, self._state_is_temp = StateStore(self.path / STATE_FILE), False
+                try:
+                    self._state, self._state_is_temp = StateStore(self.path / STATE_FILE), False
+                except ReadOnlyStateError as exc:  # searches go on, from a temporary copy, labelled
+                    tmp = Path(tempfile.mkdtemp(prefix="sidelight-state-"))
+                    copy_read_only(self.path / STATE_FILE, tmp / "state.sqlite")
+                    self._state, self._state_is_temp = StateStore(tmp / "state.sqlite"), True
+                    self.state_note = (f"{exc}; this answer's traces are kept only by this process and "
+                                       f"feedback is refused")
+                    weakref.finalize(self, _drop_temp_state, self._state, tmp)
             else:
                 tmp = Path(tempfile.mkdtemp(prefix="sidelight-state-"))
                 self._state, self._state_is_temp = StateStore(tmp / "state.sqlite"), True
@@ -219,7 +229,7 @@ class Index:
                 with sqlite3.connect(path / STATE_FILE) as dst:  # carry traces/overlay of an unsaved index
                     state._con().backup(dst)
                 dst.close()
-            with store.new_generation(path) as tmp:
+            with store.new_generation(path, check=lambda name: Index._load_generation(path, name, False)) as tmp:
                 self._write_generation(tmp)
         if self._state is not None and self._state.path != path / STATE_FILE:
             self._state.close()  # a temporary state (or another folder's) gives way to this folder's
@@ -262,8 +272,11 @@ class Index:
         between the load and the save; nothing is saved when the block raises.
         """
         path = Path(path)
-        store.current_generation(path)  # a clear error for a folder that is not an index
+        if not (path / store.POINTER).is_file():
+            store.current_generation(path)  # a clear error for a folder that is not an index
         with writer_lock(path):
+            for line in store.recover(path):  # e.g. a torn pointer, rolled forward to the newest whole generation
+                print(f"sidelight: {path}: {line}", file=sys.stderr)
             index = cls.load(path, verify=True)
             yield index
             index.save(path)
@@ -334,7 +347,8 @@ class Index:
         self._refresh()
 
     def delete(self, ids: list[str]) -> None:
-        """Delete records by id, with every edge that touches them."""
+        """Delete records by id, with every edge that touches them (an id given twice is deleted once)."""
+        ids = list(dict.fromkeys(ids))
         corpus, positions = self._without(ids)
         self.lexical.delete(positions)
         if self.dense is not None:

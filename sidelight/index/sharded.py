@@ -46,6 +46,7 @@ from ..structures.ranking import Ranking, select_top
 from ..text import Tokenizer, TokenizerConfig
 from . import store
 from .index import Index, _id_rank
+from .limits import ensure_open_files
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 from .shards import Fanout, LocalShards, ShardBuilder, ShardServer, gather, merged
 
@@ -170,6 +171,7 @@ class ShardedIndex(Index):
             id_rank = np.load(path / "id_rank.npy", mmap_mode="r", allow_pickle=False)
             assignment = np.load(path / "shard.npy", allow_pickle=False)
             pins = manifest["shards"]["generations"]
+            ensure_open_files(len(pins))
             if len(assignment) != c["records"] or len(records) != c["records"] or assignment.max(initial=0) >= len(pins):
                 raise IndexFormatError(f"{path}: the shard assignment does not fit {c['records']} records")
             servers = [ShardServer(root / SHARDS / str(s), gen, np.flatnonzero(assignment == s), verify=verify)
@@ -198,6 +200,7 @@ class ShardedIndex(Index):
             raise InputError(f"--shards must be a whole number >= 1, got {n_shards!r}")
         path = Path(path)
         store.check_destination(path, force)
+        ensure_open_files(n_shards, "write")  # before the build: its check opens every shard
         if dense is not None and dense.passages is not None:
             raise InputError("a sharded index keeps one vector per record: build the dense vectors without passages")
         assignment = shard_of(corpus.ids, n_shards)
@@ -227,6 +230,7 @@ class ShardedIndex(Index):
         self._refresh()
 
     def delete(self, ids: list[str]) -> None:
+        ids = list(dict.fromkeys(ids))  # an id given twice is deleted once
         self.corpus, _ = self._without(ids)
         self._pending.append(("delete", list(ids)))
         self._refresh()
@@ -312,7 +316,7 @@ def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list,
              str(path / SHARDS / str(s))) for s, (terms, _, _, _) in enumerate(stats)]
     pins = _call_all(builders, "finish", args, f"writing {len(builders)} shards", progress)
     graph = Graph.from_corpus(corpus)
-    with store.new_generation(path) as tmp:
+    with store.new_generation(path, check=lambda name: Index._load_generation(path, name, False)) as tmp:
         content = hashlib.sha256()
         write_records(tmp, corpus.records, content)
         write_edges(tmp, corpus.edges)

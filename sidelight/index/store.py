@@ -32,10 +32,11 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 from ..errors import IndexFormatError, InputError
+from ..store.modes import file_mode, folder_mode
 
 FORMAT = "sidelight-index"
 VERSION = 4  # 4: memory-mapped records, vocabulary and BM25 weights; 3: generations; 2: one folder swapped whole
@@ -95,6 +96,11 @@ def check_destination(dest: Path, force: bool = False) -> None:
     if dest.is_symlink() and not dest.exists():
         raise InputError(f"{dest} is a dangling symbolic link; refusing to write an index there")
     if not dest.exists():
+        for parent in dest.parents:  # the nearest existing folder above must be a folder
+            if parent.exists():
+                if not parent.is_dir():
+                    raise InputError(f"cannot write an index at {dest}: {parent} is a file, not a folder")
+                break
         return
     if not dest.is_dir():
         raise InputError(f"{dest} exists and is a file, not a folder; refusing to replace it (choose another -o)")
@@ -138,7 +144,9 @@ def current_generation(root: Path) -> str:
     try:
         pointer = json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise IndexFormatError(f"{path}: corrupt index pointer ({exc})") from exc
+        raise IndexFormatError(f"{path}: corrupt index pointer ({exc}); the next write to {root} (`sidelight add`, "
+                               f"`delete`, or `index SOURCE -o {root}`) points it back at the newest whole "
+                               f"generation") from exc
     if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
         raise IndexFormatError(f"{root}: not a sidelight index ({POINTER} is not a sidelight pointer)")
     if pointer.get("version") != VERSION:
@@ -162,6 +170,20 @@ def generation_stamp(root: Path) -> tuple[int, int] | None:
 def data_folder(root: Path) -> Path:
     """The folder of the current generation of the index at `root`."""
     return Path(root) / current_generation(root)
+
+
+def leftovers(root: Path) -> list[str]:
+    """What interrupted writers left in `root` (temporary folders and files, generations newer than the
+    current one, never published), one phrase each; read-only: the next writer removes them (`recover`)."""
+    root = Path(root)
+    out = [f"{p.name} (a temporary {'folder' if p.is_dir() else 'file'} of an interrupted write)"
+           for p in sorted(root.iterdir()) if p.name.startswith((TMP_PREFIX, f".{POINTER}."))]
+    try:
+        current = int(_GEN_RE.match(current_generation(root)).group(1))
+    except IndexFormatError:
+        return out
+    out += [f"{p.name} (written but never published)" for n, p in _generations(root) if n > current]
+    return out
 
 
 def recover(root: Path) -> list[str]:
@@ -218,29 +240,44 @@ def _pointer_version(root: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def new_generation(root: Path) -> Iterator[Path]:
+def new_generation(root: Path, check: Callable[[str], object] | None = None) -> Iterator[Path]:
     """Yield an empty folder for a new generation; on success publish it as current.
 
     The caller holds the writer lock of `root`. On an exception nothing is published and the
-    temporary folder is removed.
+    temporary folder is removed. `check(name)` opens the generation under its final name before
+    the pointer moves (verified publication): if it raises, the generation is removed and the
+    pointer still names the old one, so a write never publishes what cannot be opened.
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     legacy = _legacy_manifest(root)
     tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=root))
     try:
+        os.chmod(tmp, folder_mode())  # mkdtemp is 0700: readers of other accounts follow the umask
         yield tmp
         gens = _generations(root)
         name = f"{GEN_PREFIX}{(gens[-1][0] + 1 if gens else 1):06d}"
         os.replace(tmp, root / name)
+        tmp = root / name  # removed below if the check refuses it
         _fsync_dir(root)
+        if check is not None:
+            check(name)
         publish(root, name)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not _names(root, tmp.name):  # a generation the pointer already names (a failed fsync after it) stays
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     if legacy is not None:
         _remove_legacy(root, legacy)
     recover(root)
+
+
+def _names(root: Path, generation: str) -> bool:
+    """True when `root/index.json` is readable and names `generation`."""
+    try:
+        return current_generation(root) == generation
+    except (IndexFormatError, OSError):
+        return False
 
 
 def publish(root: Path, generation: str) -> None:
@@ -251,7 +288,7 @@ def publish(root: Path, generation: str) -> None:
         f.write(body)
         f.flush()
         os.fsync(f.fileno())
-    os.chmod(tmp, 0o644)
+    os.chmod(tmp, file_mode())
     os.replace(tmp, root / POINTER)
     _fsync_dir(root)
 
@@ -274,6 +311,7 @@ def atomic_folder(dest: Path) -> Iterator[Path]:
         _remove(p)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     try:
+        os.chmod(tmp, folder_mode())
         yield tmp
         old = None
         if dest.exists():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .record import verify_run
+from .record import verify_run, verify_report
 
 _TOL = 1e-9
 
@@ -156,6 +156,7 @@ def audit(run_dir: Path) -> dict:
     Raises `RefusedError` when the run does not match its record (a missing, edited or extra file)."""
     run_dir = Path(run_dir)
     verify_run(run_dir, "test")  # refuses, naming the file, a run altered after it was written
+    verify_report(run_dir)  # the report's numbers: report.md, report.html and figures against their record
     freeze = _load(run_dir / "freeze.json")
     stored = _load(run_dir / "test" / "result.json")
     ranks = _rankings(run_dir / "test" / "rankings")

@@ -20,7 +20,7 @@ from ..index.store import sha256_file
 from ..lanes.lookup import PRIOR, split_word_params
 from .benchmark import (Benchmark, load_beir_benchmark, load_collection_benchmark, load_concept_benchmark,
                         load_describe_benchmark)
-from .metrics import parse_metric
+from .schema import validate_protocol
 from .pick import check_pick
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -99,12 +99,19 @@ class Protocol:
 
     # ---- corpus, index, benchmark ------------------------------------------------------------
     def load_corpus(self) -> Corpus:
-        from ..corpus.sources import load_source
+        from ..corpus.sources import document_folder, load_source
 
         spec = self.data["corpus"]
         src = spec["source"]
         local = self.resolve(src)
-        corpus = load_source(str(local) if local.exists() else src)
+        where = str(local) if local.exists() else src
+        folder = document_folder(where)
+        if folder is not None:  # a folder of documents, read as `sidelight index FOLDER --exclude ...` reads it
+            from ..corpus.folder import load_folder
+
+            corpus = load_folder(folder, spec.get("exclude", ()))
+        else:
+            corpus = load_source(where)
         if "title_weight" in spec:
             corpus.title_weight = int(spec["title_weight"])
         return corpus
@@ -330,18 +337,7 @@ def load_protocol(path: Path) -> Protocol:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from exc
-    for key in ("corpus", "benchmark", "methods", "metrics"):
-        if key not in data:
-            raise InputError(f"{path}: protocol needs a {key!r} section")
-    if data["benchmark"].get("kind") not in (*FILE_KINDS, "beir"):
-        raise InputError(f"{path}: benchmark.kind must be 'concept', 'describe', 'collection' or 'beir'")
-    select = data["benchmark"].get("select")
-    if select is not None and (not isinstance(select, dict) or not select
-                               or not all(isinstance(k, str) and isinstance(v, str) for k, v in select.items())):
-        raise InputError(f"{path}: benchmark.select must be a non-empty object of field -> string value, "
-                         f"e.g. {{\"corpus\": \"foldoc\"}}")
-    for m in [data["metrics"]["primary"], *data["metrics"].get("secondary", [])]:
-        parse_metric(m)
+    validate_protocol(data, str(path))  # the whole schema, before anything reads or writes (lab/schema.py)
     seen = set()
     for i, spec in enumerate(data["methods"]):
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):

@@ -138,6 +138,82 @@ def _require_rankings(run: Path, stage: str, rec: dict, result: dict, methods: l
                  f"the {stage} rankings of setting {label!r} (in the stage's result)")
 
 
+# ---- the held-out split is scored once, even if test/ is deleted ------------------------------------
+SCORED_NAME = "test.scored.json"  # written before the test split is scored; never removed by the lab
+
+
+def test_scored(run: Path) -> dict | None:
+    """The run's note that its held-out split was scored (or began to be), or None."""
+    path = Path(run) / SCORED_NAME
+    if not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        obj = {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def mark_test_scored(run: Path, at: str, test_record: str | None = None) -> None:
+    """Remember that the held-out split of `run` was scored (`test_record`: the sha256 of test/record.json
+    once written). Atomic; a run with this note refuses a second test scoring even without test/."""
+    body = sealed({"stage": "test-scored", "at": at, "test_record_sha256": test_record})
+    tmp = Path(run) / f".{SCORED_NAME}.tmp"
+    tmp.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(Path(run) / SCORED_NAME)
+
+
+# ---- the report: its files are a stage of the chain too --------------------------------------------
+REPORT_RECORD = "report.record.json"
+REPORT_FILES = ("report.md", "report.html")
+
+
+def _report_paths(run: Path) -> dict[str, Path]:
+    paths = {name: run / name for name in REPORT_FILES if (run / name).is_file()}
+    figs = run / "figures"
+    if figs.is_dir():
+        paths.update({p.relative_to(run).as_posix(): p for p in sorted(figs.rglob("*")) if p.is_file()})
+    return paths
+
+
+def seal_report(run: Path) -> dict:
+    """Record the report just written (report.md, report.html, figures/*), linked to test/record.json."""
+    run = Path(run)
+    files = {rel: sha256_of(p) for rel, p in _report_paths(run).items()}
+    rec = stage_record("report", {f"test/{RECORD_NAME}": sha256_of(run / "test" / RECORD_NAME)}, files)
+    tmp = run / f".{REPORT_RECORD}.tmp"
+    tmp.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(run / REPORT_RECORD)
+    return rec
+
+
+def verify_report(run: Path) -> dict | None:
+    """Check the report's files against their record (None when the run has no report yet): an edited
+    number in report.md or report.html, a changed figure, or a report without a record is refused."""
+    run = Path(run)
+    found = _report_paths(run)
+    if not found and not (run / REPORT_RECORD).exists():
+        return None
+    rec = _load(run, REPORT_RECORD, "the report is not covered by the run's record; write it with "
+                                    "`sidelight lab report DIR`")
+    _check_self(run, REPORT_RECORD, rec, "report")
+    if rec.get("stage") != "report" or not isinstance(rec.get("files"), dict):
+        raise _altered(run, REPORT_RECORD, "report stage")
+    want = {f"test/{RECORD_NAME}": sha256_of(run / "test" / RECORD_NAME)} if (run / "test" / RECORD_NAME).is_file() else {}
+    if rec.get("previous") != want:
+        raise RefusedError(f"{run / REPORT_RECORD} does not link to this run's test/{RECORD_NAME}; the report "
+                           f"was written for other results (rewrite it with `sidelight lab report DIR`)")
+    for rel, sha in rec["files"].items():
+        if rel not in found:
+            raise RefusedError(f"{run / rel} is missing; the report stage recorded it")
+        if sha256_of(found[rel]) != sha:
+            raise _altered(run, rel, "report stage")
+    extra = sorted(set(found) - set(rec["files"]))
+    if extra:
+        raise RefusedError(f"{run / extra[0]} is not in the report's record; the run was altered after it was written")
+    return rec
+
+
 def verify_run(run: Path, through: str = "test") -> dict:
     """Check the chain from freeze.json through `through`; returns {stage: record} (freeze: its JSON)."""
     run = Path(run)

@@ -109,11 +109,11 @@ def _blocks(run: Path) -> list[tuple]:
                        "acc@k is the share of descriptions whose word is in the top k (hit@k); median rank is "
                        "over descriptions, a word never ranked counting as infinite."))
         B.append(("table", ["Method", "acc@1", "acc@10", "acc@100", "MRR@10", "median rank"],
-                  [[lab] + [_fmt(ov[m], m) for m in ("hit@1", "hit@10", "hit@100", "mrr@10")]
+                  [[lab] + [_fmt(ov.get(m), m) for m in ("hit@1", "hit@10", "hit@100", "mrr@10")]
                    + [f"{ov.get('median_rank', float('nan')):g}"] for lab, ov in rows]))
         kinds = sorted(res["methods"][next(iter(res["methods"]))]["by_type"])
         B.append(("table", ["Method"] + [f"{k} acc@10" for k in kinds],
-                  [[lab] + [_fmt(info["by_type"][k]["hit@10"], "hit@10") for k in kinds]
+                  [[lab] + [_fmt(info["by_type"][k].get("hit@10"), "hit@10") for k in kinds]
                    for lab, info in res["methods"].items()]))
     else:
         ms = res["metrics"]
@@ -145,7 +145,7 @@ def _blocks(run: Path) -> list[tuple]:
         B.append(("h2", "Query types"))
         types = sorted(res["methods"][base]["by_type"])
         B.append(("table", ["Question type", f"{base} MRR@10", f"{cand} MRR@10", f"{base} Hit@10", f"{cand} Hit@10"],
-                  [[t] + [_fmt(res["methods"][m]["by_type"][t][k], k) for k, m in
+                  [[t] + [_fmt(res["methods"][m]["by_type"][t].get(k), k) for k, m in
                           (("mrr@10", base), ("mrr@10", cand), ("hit@10", base), ("hit@10", cand))] for t in types]))
         lo = res.get("lexical_overlap") or {}
         if lo.get("median") is not None:
@@ -329,7 +329,7 @@ def write_report(run: Path) -> dict[str, Path]:
 def _write_report(run: Path) -> dict[str, Path]:
     """`write_report` for a caller that already holds the run's writer lock."""
     from ..errors import InputError
-    from .record import verify_run
+    from .record import seal_report, verify_run
 
     if not (run / "test" / "result.json").is_file():
         raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
@@ -338,4 +338,5 @@ def _write_report(run: Path) -> dict[str, Path]:
     md, page = run / "report.md", run / "report.html"
     write_text_atomic(md, blocks_markdown(B, run))
     write_text_atomic(page, blocks_html(B))
+    seal_report(run)  # the report's figures join the run's hash chain (`lab audit`, `serve --lab` check them)
     return {"markdown": md, "html": page, "figures": run / "figures"}

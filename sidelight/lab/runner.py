@@ -39,6 +39,7 @@ from .analysis import analyse
 from .pick import pick
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
+from .record import SCORED_NAME, mark_test_scored, test_scored
 
 
 # ---- small atomic file helpers ---------------------------------------------------------------
@@ -265,6 +266,11 @@ def _run_split(protocol_path: Path, split: str, out: Path, verbose: bool) -> dic
     if (out / "test").exists():
         raise RefusedError(f"{out}/test exists: the held-out split was already scored; it is never "
                            f"overwritten (reproduce into a new folder with `sidelight lab reproduce`)")
+    scored = test_scored(out)
+    if scored is not None:  # test/ was removed, but the run remembers (record.SCORED_NAME)
+        raise RefusedError(f"{out}: the held-out split was already scored (at {scored.get('at', '?')}, noted in "
+                           f"{out / SCORED_NAME}) although {out}/test is gone; it is never scored twice "
+                           f"(reproduce into a new folder with `sidelight lab reproduce`)")
     if split == "test" and not (out / "dev" / "selection.json").is_file():
         raise RefusedError(f"{out}/dev/selection.json missing: run `sidelight lab run --split dev` first")
     # the record so far, before any work: freeze.json; for test also the selection and dev files
@@ -333,6 +339,7 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
 def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) -> dict:
     p = ctx.protocol
     test = ctx.bench.subset("test")
+    mark_test_scored(out, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # before a single test rank
     settings = p.settings(runnable, selection["selected"])
     rankings = _rank_all(ctx, settings, list(test.queries), {})
     picked, contrasts = selection.get("pick"), []
@@ -365,6 +372,7 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
         raise RefusedError(f"{out}/test appeared while running; not overwritten")
     os.chmod(tmp, 0o755)
     os.replace(tmp, out / "test")
+    mark_test_scored(out, test_scored(out).get("at", ""), sha256_of(out / "test" / RECORD_NAME))
     return result
 
 

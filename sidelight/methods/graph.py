@@ -143,7 +143,7 @@ def _bm25_ppr_stored(index: "Index", query: str, k: int | None, params: dict) ->
 
 
 @register("bm25+ppr:rewire", "control: bm25+ppr over a degree-preserving rewire of the undirected graph (param seed)",
-          Param("seed", int, 1, "seed of the degree-preserving rewire", low=0), *PPR_PARAMS, needs=("graph",))
+          Param("seed", int, 1, "seed of the degree-preserving rewire", low=0, high=2**31 - 1), *PPR_PARAMS, needs=("graph",))
 def _bm25_ppr_rewire(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
     walk, _ = rewired(index, params["seed"])
     return top_k(_boost(index, index.lexical.bm25_scores(query), walk, params), k, index.id_rank)

@@ -41,7 +41,7 @@ LEXICAL_PARAMS = (
           choices=(*STOPLISTS, NONE)),
     Param("stem", str, None, "stemmer of the fused BM25 (null: the index's own; none: no stemming)",
           choices=("english", NONE)),
-    Param("title_weight", int, None, "times the title is repeated (null: the corpus's own)", low=1),
+    Param("title_weight", int, None, "times the title is repeated (null: the corpus's own)", low=1, high=100),
     Param("rm3", bool, False, "expand the query with RM3 pseudo-relevance feedback"),
     Param("fb_docs", int, 10, "RM3 feedback records", low=0),
     Param("fb_terms", int, 10, "RM3 expansion terms", low=0),

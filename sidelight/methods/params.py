@@ -20,6 +20,15 @@ _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a finite number
                tuple: "a list of finite numbers"}
 
 
+def _num(x: float) -> str:
+    """A bound as written: whole numbers in full (2147483647, not 2.14748e+09)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+#: the highest value a numeric parameter declared without `high` accepts: bounded work and memory
+DEFAULT_HIGH = {int: 100_000, float: 1e9, tuple: 1e9}
+
+
 @dataclass(frozen=True)
 class Param:
     """One declared parameter. `kind` is bool, int, float, str or tuple (a list of numbers).
@@ -40,6 +49,8 @@ class Param:
     def __post_init__(self) -> None:
         if self.default is None:
             object.__setattr__(self, "nullable", True)
+        if self.kind in (int, float, tuple) and self.high is None:  # every number has a declared range
+            object.__setattr__(self, "high", DEFAULT_HIGH[self.kind])
 
     def check(self, method: str, value: Any) -> Any:
         """`value` as this parameter holds it, or an InputError naming method, parameter and what is allowed."""
@@ -72,11 +83,11 @@ class Param:
         else:
             text = _KIND_NAMES[self.kind]
             if self.low is not None and self.high is not None:
-                text += f" in [{self.low:g}, {self.high:g}]"
+                text += f" in [{_num(self.low)}, {_num(self.high)}]"
             elif self.low is not None:
-                text += f" >= {self.low:g}"
+                text += f" >= {_num(self.low)}"
             elif self.high is not None:
-                text += f" <= {self.high:g}"
+                text += f" <= {_num(self.high)}"
         return text + (" or null" if self.nullable else "")
 
     def to_dict(self) -> dict:

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import InputError, SidelightError
+from ..errors import InputError, SidelightError, StorageError
 from ..feedback.state import effective_weight
 from ..lanes.channels import (
     DESCRIPTIONS,
@@ -35,7 +35,7 @@ from ..methods.floor import DEFAULT_N, build_floor
 from . import budget as B
 from .connections import VERDICTS, SerendipityLane
 from .dense_model import DenseModel
-from .labview import corpus_stats, latest_report, report_info
+from .labview import corpus_stats, latest_report, report_info, report_problem
 from .querylog import QueryLog
 from .validate import (
     DEFAULT_DIAL,
@@ -138,6 +138,9 @@ class Service:
         except ApiError as exc:
             self._append(operation, query, status=exc.status, error=f"{exc.code}: {exc.message}", t=t)
             raise
+        except StorageError as exc:  # the state file refused a write: nothing was recorded, say so
+            self._append(operation, query, status=503, error=f"storage_unavailable: {exc}", t=t)
+            raise ApiError(503, "storage_unavailable", str(exc)) from exc
         except SidelightError as exc:
             err = ApiError(400, "bad_input", str(exc))
             self._append(operation, query, status=400, error=f"bad_input: {exc}", t=t)
@@ -162,6 +165,8 @@ class Service:
         """`_logged` without the log row: the same answer and refusals, nothing written."""
         try:
             out = fn()
+        except StorageError as exc:
+            raise ApiError(503, "storage_unavailable", str(exc)) from exc
         except SidelightError as exc:
             raise ApiError(400, "bad_input", str(exc)) from exc
         out.pop("_log_lanes", None)
@@ -328,6 +333,8 @@ class Service:
         descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
         out = envelope(q, lexical, dense_res, relation, descriptions)
         out["missing_lanes"] = missing
+        if idx.state_note:  # a read-only folder: the answer says its traces are not kept
+            out["state"] = {"kept": False, "note": idx.state_note}
         out["_log_lanes"] = [{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)}
                              for lane in lanes]
         return self._finish(out, b)
@@ -345,6 +352,9 @@ class Service:
 
     def _feedback(self, trace_id, node_id) -> dict:
         trace_id, node_id = check_trace_id(trace_id), check_node_id(node_id)
+        idx = self.index
+        if idx.state is not None and idx.state_note:  # opening the state sets the note
+            raise ApiError(503, "state_read_only", idx.state_note)
         trace = self._get_trace(trace_id)
         if trace.hit(node_id) is None:
             raise ApiError(422, "node_not_in_trace", f"node {node_id!r} is not a hit of trace {trace_id!r} "
@@ -484,8 +494,9 @@ class Service:
         return report_info(self.lab_dir)
 
     def report_html(self) -> str | None:
+        """The latest report's page, only when it matches its run's record (else None: the caller says why)."""
         p = latest_report(self.lab_dir)
-        return p.read_text(encoding="utf-8") if p is not None else None
+        return p.read_text(encoding="utf-8") if p is not None and report_problem(p) is None else None
 
     def querylog(self, limit: Any = 50) -> dict:
         limit = check_int(limit, "limit", 1, 10_000, 50)

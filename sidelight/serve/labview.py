@@ -42,13 +42,27 @@ def latest_report(lab_dir: Path | None) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
+def report_problem(report: Path) -> str | None:
+    """Why the report at `report` is not the one its run recorded (an edited number, a missing record), or None."""
+    from ..lab.record import RefusedError, verify_report
+
+    try:
+        verify_report(report.parent)
+    except RefusedError as exc:
+        return f"the report does not match its run's record, so it is not shown: {exc}"
+    return None
+
+
 def report_info(lab_dir: Path | None) -> dict:
-    """Where the latest report is and its markdown, or why there is none."""
+    """Where the latest report is and its markdown, or why there is none (or why it is not shown)."""
     p = latest_report(lab_dir)
     if p is None:
         why = ("no run dir given (start with --lab DIR)" if lab_dir is None
                else f"no report.html under {lab_dir} (run `sidelight lab report DIR`)")
         return {"available": False, "reason": why}
+    problem = report_problem(p)
+    if problem:
+        return {"available": False, "reason": problem, "path": str(p)}
     md = p.with_name("report.md")
     return {"available": True, "path": str(p),
             "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(p.stat().st_mtime)),

@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import Strict
+from pydantic import Strict, WithJsonSchema
 
 from .engine import Service
 from .validate import ApiError
 
 StrictBool = Annotated[bool, Strict()]  # JSON true / false only: "maybe", "yes", 1 are refused by name
+# Whole numbers pass through untouched, so `Service`'s `check_int` is the one validation HTTP and MCP share
+# (pydantic's lax int would turn true into 1 and "5" into 5 before it could refuse or name them).
+IntArg = Annotated[Any, WithJsonSchema({"type": "integer"})]
 
 INSTRUCTIONS = (
     "sidelight retrieves records from one index in separate lanes that are never fused. Call search_channels "
@@ -124,7 +127,7 @@ def build_server(service: Service, name: str = "sidelight"):
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
     @server.tool(name="search_channels", description=SEARCH_CHANNELS)
-    def search_channels(query: str, limit: int = 10, dense: StrictBool = True,
+    def search_channels(query: str, limit: IntArg = 10, dense: StrictBool = True,
                         relation: dict[str, Any] | None = None) -> dict[str, Any]:
         return call(service.channels, query, limit, None, dense, relation)
 
@@ -133,17 +136,17 @@ def build_server(service: Service, name: str = "sidelight"):
         return call(service.feedback, trace_id, node_id)
 
     @server.tool(name="search", description=SEARCH)
-    def search(query: str, method: str = "bm25", k: int = 10, params: dict[str, Any] | None = None,
+    def search(query: str, method: str = "bm25", k: IntArg = 10, params: dict[str, Any] | None = None,
                filter: dict[str, str] | None = None) -> dict[str, Any]:
         return call(service.search, query, method, k, None, params, filter)
 
     @server.tool(name="lookup", description=LOOKUP)
-    def lookup(query: str, k: int = 10, method: str = "bm25", pos: str | None = None,
+    def lookup(query: str, k: IntArg = 10, method: str = "bm25", pos: str | None = None,
                prior: float = 0.0) -> dict[str, Any]:
         return call(service.lookup, query, k, method, pos, prior)
 
     @server.tool(name="connections", description=CONNECTIONS)
-    def connections(query: str, dial: int = 3) -> dict[str, Any]:
+    def connections(query: str, dial: IntArg = 3) -> dict[str, Any]:
         return call(service.connections, query, dial)
 
     @server.tool(name="reveal", description=REVEAL)

@@ -98,5 +98,12 @@ class QueryLog:
             out.append(d)
         return out
 
+    def prune(self, older_than: str, keep_newest: int) -> int:
+        """Delete rows logged before `older_than` (ISO UTC) or beyond the newest `keep_newest`; returns how many."""
+        with transaction(self._db.get()) as con:
+            cur = con.execute("DELETE FROM query_log WHERE created_at < ? OR id NOT IN "
+                              "(SELECT id FROM query_log ORDER BY id DESC LIMIT ?)", (older_than, int(keep_newest)))
+            return int(cur.rowcount)
+
     def count(self) -> int:
         return int(self._db.get().execute("SELECT COUNT(*) FROM query_log").fetchone()[0])

@@ -40,11 +40,27 @@ class ApiError(Exception):
         return {"error": {"status": self.status, "code": self.code, "message": self.message, **self.details}}
 
 
+def unicode_problem(text: str) -> str | None:
+    """Why `text` cannot be stored as UTF-8 (a lone surrogate, e.g. from bytes that are not UTF-8 on a
+    command line), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        ch = text[exc.start]
+        origin = (f" (the byte 0x{ord(ch) - 0xDC00:02x} is not UTF-8)" if 0xDC80 <= ord(ch) <= 0xDCFF
+                  else " (a lone UTF-16 surrogate)")
+        return f"is not valid Unicode text at character {exc.start}: {ch!r}{origin}"
+    return None
+
+
 def check_query(query: Any) -> str:
     if not isinstance(query, str):
         raise ApiError(400, "bad_query", "query must be a string")
     if not query.strip():
         raise ApiError(400, "empty_query", "query is empty; send some words to search for")
+    bad = unicode_problem(query)
+    if bad:
+        raise ApiError(400, "bad_query", f"query {bad}")
     if len(query) > MAX_QUERY_CHARS:
         raise ApiError(400, "query_too_long", f"query has {len(query)} characters; at most {MAX_QUERY_CHARS}",
                        max_chars=MAX_QUERY_CHARS)

@@ -9,6 +9,7 @@ long can say whom it waited for.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -71,8 +72,11 @@ def writer_lock(folder: Path, timeout: float | None = None, create: bool = False
     except Timeout:
         raise LockedError(f"{folder} is locked by another writer, {holder(folder)}; waited {timeout:g} s "
                           f"(set {TIMEOUT_ENV} to wait longer)") from None
-    except PermissionError as exc:
-        raise SidelightError(f"{folder}: cannot take the writer lock ({exc.strerror}); is the folder read-only?") from None
+    except OSError as exc:  # a read-only file system (EROFS) or no permission (EACCES): say which
+        why = ("it is on a read-only file system" if exc.errno == errno.EROFS else
+               "this user may not write it (permission)" if isinstance(exc, PermissionError) else exc.strerror)
+        raise SidelightError(f"{folder}: cannot write here, {why}; reading and searching work, writing "
+                             f"(index -o, add, delete, certify) needs a writable folder") from None
     try:
         _write_holder(folder)
         yield

@@ -101,11 +101,11 @@ def test_state_file_that_is_not_a_database(index, capsys, argv):
 @pytest.mark.parametrize("method, param, says", [
     ("bm25+ppr", "alpha=abc", "method 'bm25+ppr': parameter 'alpha' must be a finite number in [0, 1], got 'abc' (str)"),
     ("bm25+ppr", "alpha=NaN", "parameter 'alpha' must be a finite number"),
-    ("bm25+rm3", "fb_docs=x", "method 'bm25+rm3': parameter 'fb_docs' must be an integer >= 0, got 'x' (str)"),
-    ("bm25+rm3", "fb_docs=2.5", "parameter 'fb_docs' must be an integer >= 0, got '2.5' (str)"),
+    ("bm25+rm3", "fb_docs=x", "method 'bm25+rm3': parameter 'fb_docs' must be an integer in [0, 100000], got 'x' (str)"),
+    ("bm25+rm3", "fb_docs=2.5", "parameter 'fb_docs' must be an integer in [0, 100000], got '2.5' (str)"),
     ("bm25+rm3", "rm3=1", "parameter 'rm3' must be true or false"),
     ("bm25+rm3", "stem=5", "parameter 'stem' must be one of english, none or null"),
-    ("bm25+ppr:rewire", "seed=abc", "method 'bm25+ppr:rewire': parameter 'seed' must be an integer >= 0, got 'abc'"),
+    ("bm25+ppr:rewire", "seed=abc", "method 'bm25+ppr:rewire': parameter 'seed' must be an integer in [0, 2147483647], got 'abc'"),
     ("bm25", "k=abc", "method 'bm25' takes no parameter 'k' (the ranking depth is -k"),
     ("bm25", "name=x", "method 'bm25' takes no parameter 'name'"),
 ])

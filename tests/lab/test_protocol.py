@@ -37,17 +37,18 @@ def test_settings_expand_grid_params_from_and_seeds(tmp_path):
 
 
 def test_bad_protocols(tmp_path):
-    (tmp_path / "p.json").write_text('{"corpus": {}, "benchmark": {"kind": "concept"}, "methods": [], '
-                                     '"metrics": {"primary": "mrr@0"}}')
+    (tmp_path / "p.json").write_text('{"corpus": {"source": "x"}, "benchmark": {"kind": "concept", "path": "b"}, '
+                                     '"methods": [{"name": "bm25"}], "metrics": {"primary": "mrr@0"}}')
     with pytest.raises(InputError, match="cutoff"):
         load_protocol(tmp_path / "p.json")
     (tmp_path / "p.json").write_text("{\n  oops")
     with pytest.raises(InputError, match=r"p\.json:2"):
         load_protocol(tmp_path / "p.json")
     for select in ("foldoc", {}, {"corpus": 1}):
-        (tmp_path / "p.json").write_text(json.dumps({"corpus": {}, "benchmark": {"kind": "concept", "select": select},
-                                                     "methods": [], "metrics": {"primary": "mrr@10"}}))
-        with pytest.raises(InputError, match="benchmark.select must be"):
+        (tmp_path / "p.json").write_text(json.dumps({"corpus": {"source": "x"},
+                                                     "benchmark": {"kind": "concept", "path": "b", "select": select},
+                                                     "methods": [{"name": "bm25"}], "metrics": {"primary": "mrr@10"}}))
+        with pytest.raises(InputError, match=r"benchmark\.select(\.corpus)?: "):
             load_protocol(tmp_path / "p.json")
 
 

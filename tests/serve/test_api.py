@@ -267,6 +267,14 @@ def test_lab_report(service, tmp_path):
     (run / "report.html").write_text("<html><body><h1>Lab report X</h1></body></html>")
     (run / "report.md").write_text("# Lab report X\n")
     svc = Service(service.index, lab_dir=tmp_path, querylog=service.log)
+    with TestClient(create_app(svc)) as c:  # a report no run recorded is not shown (issue 45 item 6)
+        assert c.get("/api/report").json()["available"] is False
+        err(c.get("/lab/report"), 404, "no_report")
+    from sidelight.lab.record import seal_report
+
+    (run / "test").mkdir()
+    (run / "test" / "record.json").write_text("{}")
+    seal_report(run)
     with TestClient(create_app(svc)) as c:
         r = c.get("/api/report").json()
         assert r["available"] and r["markdown"].startswith("# Lab report X")
