@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n\s*\n|\n(?=\s*[-*+#>|]|\s*\d+[.)]\s)")
 SNIPPET_CHARS = 240  # the default bound on a snippet's length
+MAX_SNIPPET_CHARS = 4000
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..index.passages import SNIPPET_CHARS
+from ..index.reading import PAGE_CHARS
 from .engine import Service
 from .openapi import openapi_document
 from .page import PAGE_HTML, TOKEN_PLACEHOLDER
@@ -286,10 +288,19 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
                       "parameters": await run_in_threadpool(service.method_specs)})
 
     async def search(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "method", "k", "budget_ms", "params", "filter"})
+        a = _only(await _args(request), {"query", "method", "k", "budget_ms", "params", "filter", "snippet_chars"})
         return _json(await run_in_threadpool(lambda: service.search(
             a.get("query"), a.get("method") or "bm25", a.get("k"), a.get("budget_ms"), a.get("params"),
-            a.get("filter"), log=request.method == "POST")))
+            a.get("filter"), a.get("snippet_chars", SNIPPET_CHARS), log=request.method == "POST")))
+
+    async def read(request: Request) -> Response:
+        a = _only(dict(request.query_params), {"id", "page", "page_chars"})
+        return _json(await run_in_threadpool(lambda: service.read(
+            a.get("id"), a.get("page", 1), a.get("page_chars", PAGE_CHARS))))
+
+    async def links(request: Request) -> Response:
+        a = _only(dict(request.query_params), {"id", "hops"})
+        return _json(await run_in_threadpool(lambda: service.links(a.get("id"), a.get("hops", 1))))
 
     async def lookup(request: Request) -> Response:
         a = _only(await _args(request), {"query", "k", "method", "pos", "prior"})
@@ -298,9 +309,9 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
             log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
-        a = _only(await _body(request), {"query", "limit", "budget_ms", "dense", "relation"})
+        a = _only(await _body(request), {"query", "limit", "budget_ms", "dense", "relation", "snippet_chars"})
         return _json(await run_in_threadpool(service.channels, a.get("query"), a.get("limit"), a.get("budget_ms"),
-                                             a.get("dense"), a.get("relation")))
+                                             a.get("dense"), a.get("relation"), a.get("snippet_chars", SNIPPET_CHARS)))
 
     async def feedback(request: Request) -> Response:
         a = _only(await _body(request), {"trace_id", "node_id"})
@@ -373,6 +384,8 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         Route("/api/methods", methods, methods=["GET"]),
         Route("/api/search", search, methods=GP),
         Route("/api/lookup", lookup, methods=GP),
+        Route("/api/read", read, methods=["GET"]),
+        Route("/api/links", links, methods=["GET"]),
         Route("/api/channels", channels, methods=["POST"]),
         Route("/api/feedback", feedback, methods=["POST"]),
         Route("/api/traces/{trace_id}", trace, methods=["GET"]),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,6 +30,8 @@ from ..lanes.channels import (
     lexical_lane,
     relation_lane,
 )
+from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS, PassageSettings, with_passages
+from ..index.reading import MAX_PAGE_CHARS, PAGE_CHARS, links, read
 from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
 from ..methods import available_methods, check_params, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
@@ -199,6 +202,15 @@ class Service:
             "lab_report": latest_report(self.lab_dir) is not None,
         }
 
+    def offers_lookup(self) -> bool:
+        """A reverse dictionary applies to a dictionary index: records that are senses with a part of speech."""
+        records = self.index.corpus.records
+        return len(records) > 0 and records[0].metadata.get("pos") in {v for vs in PARTS_OF_SPEECH.values() for v in vs}
+
+    def offers_connections(self) -> bool:
+        """The serendipity lane applies when the index has a certificate (passed or failed: a failed one says why)."""
+        return self.serendipity.certificate_status()["status"] != "absent"
+
     def features(self) -> dict:
         return dict(FEATURES)
 
@@ -218,21 +230,23 @@ class Service:
         return {s.name: s.to_dict() for s in method_specs()}
 
     def search(self, query: Any, method: Any = "bm25", k: Any = 10, budget_ms: Any = None, params: Any = None,
-               filter: Any = None, *, log: bool = True) -> dict:
-        """`params`: the method's parameters (checked by its declaration). `log=False` (the read-only
-        HTTP GET form) writes no query-log row; a method search stores no trace."""
-        return (self._logged if log else self._quiet)("search", query,
-                                                      lambda: self._search(query, method, k, budget_ms, params, filter))
+               filter: Any = None, snippet_chars: Any = SNIPPET_CHARS, *, log: bool = True) -> dict:
+        """`params`: the method's parameters (checked by its declaration); `snippet_chars`: each hit's
+        snippet bound (0: no passages). `log=False` (the read-only HTTP GET form) writes no query-log
+        row; a method search stores no trace."""
+        return (self._logged if log else self._quiet)(
+            "search", query, lambda: self._search(query, method, k, budget_ms, params, filter, snippet_chars))
 
-    def _search(self, query, method, k, budget_ms, params=None, filter=None) -> dict:
+    def _search(self, query, method, k, budget_ms, params=None, filter=None, snippet_chars=SNIPPET_CHARS) -> dict:
         idx = self.index  # one generation for the whole call
         with idx.watch() as cov:
-            out = self._search_in(idx, query, method, k, budget_ms, params, filter)
+            out = self._search_in(idx, query, method, k, budget_ms, params, filter, snippet_chars)
         return _covered(out, cov)
 
-    def _search_in(self, idx, query, method, k, budget_ms, params, filter) -> dict:
+    def _search_in(self, idx, query, method, k, budget_ms, params, filter, snippet_chars=SNIPPET_CHARS) -> dict:
         q = check_query(query)
         k = check_int(k, "k", 1, MAX_K, 10)
+        snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
         b = self._budget(budget_ms)
         method = self._known_method(method)
         chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
@@ -254,10 +268,13 @@ class Service:
                 used = "bm25"
         if ranking is None:
             ranking = b.timed("bm25", lambda: idx.rank(get_method("bm25"), q, k, where))
-        hits = [h.to_dict() for h in idx.hits(ranking)]
+        found = idx.hits(ranking)
+        if snippet_chars:
+            found = b.timed("passages", lambda: with_passages(idx, found, q, PassageSettings(snippet_chars=snippet_chars)))
+        hits = [h.to_dict() for h in found]
         out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
-               "note": ("Scores compare only within this method. A method search stores no trace; use "
-                        "/api/channels for lanes with trace ids that feedback can credit.")}
+               "note": "Scores compare only within this method. A method search stores no trace: search the "
+                       "lanes (channels) for trace ids that feedback can credit."}
         out["_log_lanes"] = [{"channel": used, "hits": len(hits)}]
         return self._finish(out, b)
 
@@ -288,19 +305,37 @@ class Service:
                 "_log_lanes": [{"channel": "lookup", "hits": len(results)}]}
 
     def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None,
-                 relation: Any = None) -> dict:
-        """`relation`: the relation lane's parameters (the `relation` method's, e.g. {"rank": "activation"})."""
-        return self._logged("channels", query, lambda: self._channels(query, limit, budget_ms, dense, relation))
+                 relation: Any = None, snippet_chars: Any = SNIPPET_CHARS) -> dict:
+        """`relation`: the relation lane's parameters (the `relation` method's, e.g. {"rank": "activation"});
+        `snippet_chars`: each hit's snippet bound (0: no passages)."""
+        return self._logged("channels", query,
+                            lambda: self._channels(query, limit, budget_ms, dense, relation, snippet_chars))
 
-    def _channels(self, query, limit, budget_ms, dense, relation=None) -> dict:
+    def _channels(self, query, limit, budget_ms, dense, relation=None, snippet_chars=SNIPPET_CHARS) -> dict:
         idx = self.index  # one generation for the whole call
         with idx.watch() as cov:
-            out = self._channels_in(idx, query, limit, budget_ms, dense, relation)
+            out = self._channels_in(idx, query, limit, budget_ms, dense, relation, snippet_chars)
         return _covered(out, cov)
 
-    def _channels_in(self, idx, query, limit, budget_ms, dense, relation) -> dict:
+    # -- reading what was found --------------------------------------------------------------------------
+    def read(self, ref: Any, page: Any = 1, page_chars: Any = PAGE_CHARS) -> dict:
+        """A document or one section (`ID#section`): a page of its text, its outline, its links (no log row)."""
+        ref = check_ref(ref)
+        page = check_int(page, "page", 1, 1_000_000, 1)
+        page_chars = check_int(page_chars, "page_chars", 1, MAX_PAGE_CHARS, PAGE_CHARS)
+        return self._quiet("read", ref, lambda: _found(lambda: read(self.index, ref, page, page_chars)))
+
+    def links(self, ref: Any, hops: Any = 1) -> dict:
+        """A record's links out and in with their sentences; `hops=2` adds the records two links away."""
+        ref = check_ref(ref)
+        hops = check_int(hops, "hops", 1, 2, 1)
+        return self._quiet("links", ref, lambda: _found(lambda: {"id": ref, **links(self.index, ref, hops)}))
+
+    def _channels_in(self, idx, query, limit, budget_ms, dense, relation, snippet_chars=SNIPPET_CHARS) -> dict:
         q = check_query(query)
         limit = check_int(limit, "limit", 1, self.max_limit, 10)
+        snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
+        settings = PassageSettings(snippet_chars=snippet_chars)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
         rel_params = check_params("relation", check_params_object(relation))
         b = self._budget(budget_ms)
@@ -329,6 +364,11 @@ class Service:
                              lambda: relation_lane(idx, q, limit, cos, cos is not None, **rel_params))
         except B.StageCut:
             missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
+        if snippet_chars:
+            lexical, dense_res, relation = (
+                None if lane is None else replace(lane, hits=b.timed(f"passages:{lane.channel}", lambda lane=lane:
+                                                                      with_passages(idx, lane.hits, q, settings)))
+                for lane in (lexical, dense_res, relation))
         lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]
         descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
         out = envelope(q, lexical, dense_res, relation, descriptions)
@@ -504,6 +544,20 @@ class Service:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def check_ref(ref: Any) -> str:
+    if not isinstance(ref, str) or not ref.strip():
+        raise ApiError(400, "bad_id", "id must be a non-empty string: a record id, or ID#section")
+    return ref
+
+
+def _found(fn: Callable[[], dict]) -> dict:
+    """`fn()`, with an unknown record, section or page as a 404 naming it."""
+    try:
+        return fn()
+    except InputError as exc:
+        raise ApiError(404, "not_found", str(exc)) from None
 
 
 def _covered(out: dict, cov) -> dict:

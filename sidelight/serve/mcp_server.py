@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 from pydantic import Strict, WithJsonSchema
 
+from ..index.passages import SNIPPET_CHARS
+from ..index.reading import PAGE_CHARS
 from .engine import Service
 from .validate import ApiError
 
@@ -81,6 +83,30 @@ REVEAL = (
     "and the SHA-256 (64 hex digits) of your finished answer, so later changes to the answer can be detected.")
 
 
+READ = (
+    "Read a record found by a search: its text (a page of it when long: page, pages and the page's character "
+    "span), its outline (every section's heading path and lines) and its links out and in, each with the sentence "
+    "it sits in. id is a hit's id, or ID#Section (a heading path 'A > B', a heading or an anchor) for one section: "
+    "the passage.section of a hit names the section that matched. Quote from what you read, not from snippets.")
+
+LINKS = (
+    "A record's links: links_out (what it links to) and links_in (what links to it), each with the linking "
+    "sentence and the heading it names; hops=2 adds the records two links away and the record between. Use it "
+    "for 'what links to X' and 'what does X link to'.")
+
+
+def lean(out: dict) -> dict:
+    """A channels reply without what never changes between calls: the lane descriptions (they are in this
+    tool's description) and each lane's fixed settings (its parameters, but the anchors and cue it chose)."""
+    out.pop("descriptions", None)
+    for name in ("lexical", "dense", "relation"):
+        lane = out.get(name)
+        if isinstance(lane, dict):
+            params = lane.get("params") or {}
+            lane["params"] = {k: params[k] for k in ("anchors", "cue") if k in params}
+    return out
+
+
 def _explain(exc) -> str:
     """A pydantic `ValidationError` of tool arguments as ``bad_<name>: ...`` (``missing_<name>``), naming each."""
     parts, code = [], "bad_arguments"
@@ -128,8 +154,16 @@ def build_server(service: Service, name: str = "sidelight"):
 
     @server.tool(name="search_channels", description=SEARCH_CHANNELS)
     def search_channels(query: str, limit: IntArg = 10, dense: StrictBool = True,
-                        relation: dict[str, Any] | None = None) -> dict[str, Any]:
-        return call(service.channels, query, limit, None, dense, relation)
+                        relation: dict[str, Any] | None = None, snippet_chars: IntArg = SNIPPET_CHARS) -> dict[str, Any]:
+        return lean(call(service.channels, query, limit, None, dense, relation, snippet_chars))
+
+    @server.tool(name="read", description=READ)
+    def read(id: str, page: IntArg = 1, page_chars: IntArg = PAGE_CHARS) -> dict[str, Any]:
+        return call(service.read, id, page, page_chars)
+
+    @server.tool(name="links", description=LINKS)
+    def links(id: str, hops: IntArg = 1) -> dict[str, Any]:
+        return call(service.links, id, hops)
 
     @server.tool(name="record_success", description=RECORD_SUCCESS)
     def record_success(trace_id: str, node_id: str) -> dict[str, Any]:
@@ -137,21 +171,23 @@ def build_server(service: Service, name: str = "sidelight"):
 
     @server.tool(name="search", description=SEARCH)
     def search(query: str, method: str = "bm25", k: IntArg = 10, params: dict[str, Any] | None = None,
-               filter: dict[str, str] | None = None) -> dict[str, Any]:
-        return call(service.search, query, method, k, None, params, filter)
+               filter: dict[str, str] | None = None, snippet_chars: IntArg = SNIPPET_CHARS) -> dict[str, Any]:
+        return call(service.search, query, method, k, None, params, filter, snippet_chars)
 
-    @server.tool(name="lookup", description=LOOKUP)
-    def lookup(query: str, k: IntArg = 10, method: str = "bm25", pos: str | None = None,
-               prior: float = 0.0) -> dict[str, Any]:
-        return call(service.lookup, query, k, method, pos, prior)
+    if service.offers_lookup():  # a tool is listed only where the index can serve it
+        @server.tool(name="lookup", description=LOOKUP)
+        def lookup(query: str, k: IntArg = 10, method: str = "bm25", pos: str | None = None,
+                   prior: float = 0.0) -> dict[str, Any]:
+            return call(service.lookup, query, k, method, pos, prior)
 
-    @server.tool(name="connections", description=CONNECTIONS)
-    def connections(query: str, dial: IntArg = 3) -> dict[str, Any]:
-        return call(service.connections, query, dial)
+    if service.offers_connections():
+        @server.tool(name="connections", description=CONNECTIONS)
+        def connections(query: str, dial: IntArg = 3) -> dict[str, Any]:
+            return call(service.connections, query, dial)
 
-    @server.tool(name="reveal", description=REVEAL)
-    def reveal(trace_id: str, answer_sha256: str) -> dict[str, Any]:
-        return call(service.reveal, trace_id, answer_sha256)
+        @server.tool(name="reveal", description=REVEAL)
+        def reveal(trace_id: str, answer_sha256: str) -> dict[str, Any]:
+            return call(service.reveal, trace_id, answer_sha256)
 
     @server.resource("sidelight://readiness", name="readiness", mime_type="application/json",
                      description="Readiness: index loaded, dense model state, certificate status, available "
