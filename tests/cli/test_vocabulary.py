@@ -165,10 +165,11 @@ def _stdout_json(capsys, argv, rc=0):
 COVERED_HERE = {("search",), ("methods",), ("eval",), ("corpus", "stats"), ("channels",), ("feedback",), ("log",),
                 ("lookup",)}
 COVERED_IN_SERENDIPITY = {("certify",), ("connections",), ("reveal",), ("verdict",)}  # tests/serendipity/test_cli.py
+COVERED_IN_COLLECTION = {("show",), ("links",)}  # tests/cli/test_collection_cmd.py
 
 
 def test_every_json_command_is_covered():
-    assert _json_commands() == COVERED_HERE | COVERED_IN_SERENDIPITY
+    assert _json_commands() == COVERED_HERE | COVERED_IN_SERENDIPITY | COVERED_IN_COLLECTION
 
 
 def test_json_prints_json_on_stdout(tmp_path, source, index, eval_files, capsys):
