@@ -48,6 +48,7 @@ class BM25(_Closed):
 class Passages(_Closed):
     stride: int = Field(64, ge=1, le=512)
     title: bool = True
+    sections: bool = False  # every section of a document, in windows (structures.dense.Passages)
 
 
 class DenseVariant(_Closed):
