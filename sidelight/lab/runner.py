@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import InputError
 from ..lanes.lookup import split_word_params, word_ranking
 from ..methods import get_method
+from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
 from .analysis import analyse
 from .pick import pick
@@ -381,16 +382,9 @@ def _dense_report(ctx: Context, bench) -> dict:
             "vectors_sha256": info.get("vectors_sha256"), "cache_key": info.get("key")}
 
 
-def _rewire_reports(ctx: Context) -> dict | None:
-    """Seed -> RewireReport dict from the graph methods module, when it provides them."""
-    try:
-        from ..graph import methods as gm
-    except ImportError:
-        return None
-    fn = getattr(gm, "rewire_reports", None)
-    if fn is None:
-        return None
-    return {str(seed): (r.to_dict() if hasattr(r, "to_dict") else dict(r)) for seed, r in fn(ctx.index).items()}
+def _rewire_reports(ctx: Context) -> dict:
+    """Seed -> RewireReport dict of every rewire the run built (empty when it ran none)."""
+    return {str(seed): r.to_dict() for seed, r in rewire_reports(ctx.index).items()}
 
 
 # ---- reproduce -----------------------------------------------------------------------------------
