@@ -10,7 +10,8 @@ to the run and key it comes from:
 
 `check_figures` finds the `table`-th Markdown table under the heading `section`, the row whose first
 cell is `row` (bold and code marks ignored), and requires cell `column` to equal the stored value
-formatted with `format`; each figure is read from the run's `test/result.json` (after the audit
+(times `scale`, when given) formatted with `format`; a figure in prose is an entry with `text`, the
+README's sentence with `{}` where the figure stands; each figure is read from the run's `test/result.json` (after the audit
 checked the run's record), so an edited figure or an edited ranking fails.
 """
 
@@ -113,14 +114,20 @@ def check_figures(readme: Path, table: Path, runs_root: Path) -> list[str]:
     """One line per README figure that is not its run's stored value (empty: every figure matches)."""
     text = Path(readme).read_text(encoding="utf-8")
     problems = []
+    flat = " ".join(text.split())
     for n, f in enumerate(json.loads(Path(table).read_text(encoding="utf-8"))["figures"], 1):
+        want = f["format"].format(stored_value(Path(runs_root) / f["run"], f["key"]) * f.get("scale", 1))
+        if "text" in f:  # a figure in prose: the sentence, with the stored value in it, must be in the README
+            sentence = " ".join(f["text"].replace("{}", want).split())
+            if sentence not in flat:
+                problems.append(f"figure {n}: the README does not say {sentence!r} (run {f['run']}, {f['key']})")
+            continue
         where = f"{f['section']} table {f.get('table', 1)}, row {f['row']!r}, column {f['column']}"
         rows = [r for r in readme_table(text, f["section"], f.get("table", 1)) if _clean(r[0]) == f["row"]]
         if len(rows) != 1:
             problems.append(f"figure {n} ({where}): {len(rows)} README rows named {f['row']!r}")
             continue
         shown = _clean(rows[0][f["column"]]) if f["column"] < len(rows[0]) else None
-        want = f["format"].format(stored_value(Path(runs_root) / f["run"], f["key"]))
         if shown != want:
             problems.append(f"figure {n} ({where}): README says {shown!r}, run {f['run']} holds {want!r} ({f['key']})")
     return problems

@@ -84,6 +84,20 @@ def test_readme_figures_equal_their_runs_and_an_edit_fails(runs, capsys):
     (root / "README.md").write_text(text)
 
 
+def test_a_figure_in_prose_is_checked_in_its_sentence(runs):
+    root, out = runs
+    table = _figures(root, README + "\nBM25 scores {bm25} MRR@10 on the toy test.\n".replace("{bm25}", "{bm25}"))
+    data = json.loads(table.read_text())
+    data["figures"] = [{"text": "BM25 scores {} MRR@10 on the toy", "run": "toy-rescored",
+                        "key": "methods/bm25/overall/mrr@10", "format": "{:.6f}"},
+                       {"text": "scores {} MRR@10", "run": "toy-rescored", "key": "methods/bm25/overall/mrr@10",
+                        "format": "{:.2f}", "scale": 100}]
+    table.write_text(json.dumps(data))
+    problems = check_figures(root / "README.md", table, root / "results" / "runs")
+    stored = json.loads((out / "test" / "result.json").read_text())["methods"]["bm25"]["overall"]["mrr@10"]
+    assert len(problems) == 1 and f"{100 * stored:.2f}" in problems[0]  # the first is said; the scaled one is not
+
+
 def test_an_edited_ranking_fails_the_audit_of_a_folder_of_runs(runs, capsys, tmp_path):
     import shutil
 
