@@ -75,12 +75,24 @@ def made_by() -> dict:
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+_STARTED: dict | None = None
+
+
+def started() -> dict:
+    """`made_by()` as it was when this script started (first call: at import), not when it wrote."""
+    global _STARTED
+    if _STARTED is None:
+        _STARTED = made_by()
+    return _STARTED
+
+
 def write_json(path: str | Path, obj) -> None:
-    """`obj` as JSON, with `made_by` (command, commit, time) when it is a dict without one."""
+    """`obj` as JSON, with `made_by` (command, the commit and tree state the script started from,
+    start time) when it is a dict without one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(obj, dict) and "made_by" not in obj:
-        obj = {"made_by": made_by(), **obj}
+        obj = {"made_by": started(), **obj}
     path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
@@ -110,3 +122,5 @@ def use_cached_vectors(index, vectors: dict) -> None:
     live = index.dense.encode_query
     index.dense.encode_query = lambda text: vectors[text] if text in vectors else live(text)
 
+
+started()  # the commit and tree this script starts from

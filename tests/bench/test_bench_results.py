@@ -36,6 +36,7 @@ def test_write_json_stamps_the_command_and_commit(tmp_path, monkeypatch):
     finally:
         sys.path.pop(0)
     monkeypatch.setattr(sys, "argv", [str(ROOT / "bench" / "lexical.py"), "--json", "x.json"])
+    monkeypatch.setattr(_common, "_STARTED", None)  # as if the script started now, with these arguments
     _common.write_json(tmp_path / "x.json", {"q_per_s": 1.0})
     made = json.loads((tmp_path / "x.json").read_text())["made_by"]
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
