@@ -56,9 +56,43 @@ def print_table(headers: list[str], rows: list[list], out=sys.stdout) -> None:
             print("  ".join("-" * w for w in widths), file=out)
 
 
+def made_by() -> dict:
+    """The command and commit that made a result: the script and its arguments as run, the repository's
+    HEAD, and whether the tree differed from it (then the figures are not exactly that commit's)."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str | None:
+        try:
+            r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+    script = Path(sys.argv[0]).resolve()
+    shown = script.relative_to(root).as_posix() if script.is_relative_to(root) else str(script)
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"command": " ".join([".venv/bin/python", shown, *sys.argv[1:]]), "commit": git("rev-parse", "HEAD"),
+            "dirty": None if status is None else bool(status),
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+_STARTED: dict | None = None
+
+
+def started() -> dict:
+    """`made_by()` as it was when this script started (first call: at import), not when it wrote."""
+    global _STARTED
+    if _STARTED is None:
+        _STARTED = made_by()
+    return _STARTED
+
+
 def write_json(path: str | Path, obj) -> None:
+    """`obj` as JSON, with `made_by` (command, the commit and tree state the script started from,
+    start time) when it is a dict without one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(obj, dict) and "made_by" not in obj:
+        obj = {"made_by": started(), **obj}
     path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
@@ -88,3 +122,5 @@ def use_cached_vectors(index, vectors: dict) -> None:
     live = index.dense.encode_query
     index.dense.encode_query = lambda text: vectors[text] if text in vectors else live(text)
 
+
+started()  # the commit and tree this script starts from

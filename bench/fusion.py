@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import cached_query_vectors, use_cached_vectors
+from _common import cached_query_vectors, use_cached_vectors, write_json
 
 from sidelight.corpus.beir import load_qrels, load_queries
 from sidelight.index import Index
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
         dn = next(r for r in out["test"] if r["method"] == "dense")["ndcg@10"]
         print(f"dense vs published {PUBLISHED_MINILM_TEST}: {dn - PUBLISHED_MINILM_TEST:+.4f}")
     if args.json:
-        args.json.write_text(json.dumps(_jsonable(out), indent=2) + "\n")
+        write_json(args.json, json.loads(json.dumps(_jsonable(out))))
     return 0
 
 

@@ -30,6 +30,9 @@ def register(sub) -> None:
     s = lab.add_parser("all", help="freeze, dev selection, held-out test and report in one go")
     s.add_argument("protocol", type=Path)
     add_output(s, "run folder to create", required=True, old=("--out",))
+    s.add_argument("--rescoring", metavar="REASON", help="label the folder a re-scoring (rescoring.json: reason, "
+                   "date, commit): the first scoring no longer exists and this one does not pretend to be it")
+    s.add_argument("--replaces", default="", metavar="FOLDER", help="with --rescoring: the first scoring's folder")
     s.set_defaults(func=_all)
 
     s = lab.add_parser("reproduce", help="rerun into a new folder and compare every rank and metric")
@@ -44,7 +47,9 @@ def register(sub) -> None:
     s.set_defaults(func=_compare)
 
     s = lab.add_parser("audit", help="recompute metrics and intervals from stored ranks (independent code)")
-    s.add_argument("dir", type=Path)
+    s.add_argument("dir", type=Path, nargs="+", help="run folders, or folders of run folders (e.g. results/runs)")
+    s.add_argument("--figures", type=Path, metavar="JSON", help="also check the README figures this table ties "
+                   "to the runs (results/readme-figures.json; README.md beside it, two folders up)")
     s.set_defaults(func=_audit)
 
     s = lab.add_parser("report", help="write report.md, report.html and figures (SVG, PNG, PDF)")
@@ -96,6 +101,10 @@ def _run(a: argparse.Namespace) -> int:
 def _all(a: argparse.Namespace) -> int:
     from ..lab.runner import run_all
 
+    if a.rescoring is not None:
+        from ..lab.committed import label_rescoring
+
+        label_rescoring(a.output, a.protocol, a.rescoring, a.replaces)
     run_all(a.protocol, a.output, verbose=True)
     _print_table(a.output)
     print(f"report: {a.output / 'report.md'} and {a.output / 'report.html'}")
@@ -140,14 +149,28 @@ def _compare(a: argparse.Namespace) -> int:
 
 
 def _audit(a: argparse.Namespace) -> int:
-    from ..lab.audit import audit
+    import json
 
-    r = audit(a.dir)
-    for p in r["problems"][:100]:
-        print(f"DISAGREE {p}")
-    print(f"audit: {r['checks']} checks over {r['methods']} methods, {r['queries']} queries, {r['families']} "
-          f"families: " + ("all agree" if r["agree"] else f"{len(r['problems'])} disagreement(s)"))
-    return 0 if r["agree"] else 1
+    from ..lab.audit import audit
+    from ..lab.committed import check_figures, run_folders
+
+    runs = [r for d in a.dir for r in run_folders(d)]
+    bad = 0
+    for run in runs:
+        r = audit(run)
+        for p in r["problems"][:100]:
+            print(f"DISAGREE {run}: {p}")
+        print(f"audit {run}: {r['checks']} checks over {r['methods']} methods, {r['queries']} queries, "
+              f"{r['families']} families: " + ("all agree" if r["agree"] else f"{len(r['problems'])} disagreement(s)"))
+        bad += not r["agree"]
+    if a.figures is not None:
+        problems = check_figures(a.figures.resolve().parents[1] / "README.md", a.figures, a.figures.parent / "runs")
+        for p in problems:
+            print(f"README {p}")
+        n = len(json.loads(a.figures.read_text())["figures"])
+        print(f"README figures: {n - len(problems)} of {n} equal their runs' stored values")
+        bad += bool(problems)
+    return 0 if not bad else 1
 
 
 def _report(a: argparse.Namespace) -> int:

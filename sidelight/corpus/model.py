@@ -36,9 +36,14 @@ def quoted(r: "Record") -> tuple[bytes, bytes, bytes, bytes]:
     return json_bytes(r.id), json_bytes(r.title), json_bytes(r.text), json_list(r.aliases)
 
 
-def hash_line(q: tuple[bytes, bytes, bytes, bytes]) -> bytes:
-    """A record's line of the content hash: `json.dumps([id, title, text, aliases], ensure_ascii=False)`."""
-    return b"[%b, %b, %b, %b]\n" % q
+def hash_line(q: tuple[bytes, bytes, bytes, bytes], metadata: dict | None = None) -> bytes:
+    """A record's line of the content hash: `json.dumps([id, title, text, aliases], ensure_ascii=False)`,
+    with the metadata (keys sorted) as a fifth item when there is any, so what a method reads from
+    it (`word_counts`, `pos`, ...) is pinned too, and a corpus without metadata keeps its hash."""
+    if not metadata:
+        return b"[%b, %b, %b, %b]\n" % q
+    meta = json.dumps(metadata, ensure_ascii=False, sort_keys=True).encode()
+    return b"[%b, %b, %b, %b, %b]\n" % (*q, meta)
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,7 @@ class Corpus:
         return " ".join([record.title] * tw + list(record.aliases) * self.alias_weight + [record.text])
 
     def content_hash(self, records_hash: "hashlib._Hash | None" = None) -> str:
-        """sha256 over records and edges in order: what an index and a protocol pin.
+        """sha256 over records (metadata included) and edges in order: what an index and a protocol pin.
 
         `records_hash`: a sha256 already fed every record's `hash_line` (the index writer feeds
         it while it writes the records, so each record is quoted once for both)."""
@@ -140,7 +145,7 @@ class Corpus:
         if h is None:
             h = hashlib.sha256()
             for r in self.records:
-                h.update(hash_line(quoted(r)))
+                h.update(hash_line(quoted(r), r.metadata))
         h.update(b"--edges--\n")
         for e in self.edges:
             h.update(json.dumps([e.source, e.target, e.type, e.weight]).encode())

@@ -34,7 +34,7 @@ def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Ha
         for r in records:
             q = quoted(r)
             if content is not None:
-                hashed.append(hash_line(q))
+                hashed.append(hash_line(q, r.metadata))
             lines.append(record_line(r, q) + b"\n")
             offsets.append(offsets[-1] + len(lines[-1]))
             ids.append(r.id)

@@ -12,8 +12,9 @@ Run folder layout::
     test/record.json            sha256 of dev/record.json, dev/selection.json and every test file
 
 `run --split test` refuses when test/ exists, when dev/selection.json is missing, when any
-frozen hash (protocol, benchmark, corpus, implementation) no longer matches, or when a file of
-the run no longer matches its record. Every writer holds the run folder's writer lock.
+frozen hash (protocol, benchmark, corpus with its metadata, implementation) no longer matches, when a
+data file the corpus was read from or the version of its Debian package differs from the freeze
+(`provenance`), or when a file of the run no longer matches its record. Every writer holds the run folder's writer lock.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ import numpy as np
 from ..errors import InputError
 from ..lanes.lookup import split_word_params, word_ranking
 from ..methods import get_method
+from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
 from .analysis import analyse
 from .pick import pick
+from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
 from .record import SCORED_NAME, mark_test_scored, test_scored
@@ -128,10 +131,16 @@ class Context:
         h = {"protocol_sha256": self.protocol.sha256(), "benchmark_sha256": self.protocol.benchmark_sha256(),
              "corpus_hash": self.corpus.content_hash(), "implementation_sha256": impl,
              "implementation_files": files}
+        h["corpus_sources"] = self.sources()
         dense = self.protocol.dense_model()
         if dense is not None:  # the model files live outside the package: pin them too
             h["dense_model"] = dense
         return h
+
+    def sources(self) -> dict:
+        """The data files the corpus was read from (sha256) and the Debian packages that own them."""
+        src = self.protocol.data["corpus"]["source"]
+        return provenance(source_files(src, self.protocol.resolve(src)))
 
 
 def _check_declared(p: Protocol, h: dict) -> None:
@@ -179,9 +188,12 @@ def check_frozen(ctx: Context, out: Path) -> dict:
     problems = []
     for key in ("protocol_sha256", "benchmark_sha256", "corpus_hash", "implementation_sha256"):
         if frozen[key] != now[key]:
-            problems.append(f"{key} changed: frozen {frozen[key][:16]}, now {now[key][:16]}")
+            what = " (the corpus's records, their metadata or its edges differ)" if key == "corpus_hash" else ""
+            problems.append(f"{key} changed{what}: frozen {frozen[key][:16]}, now {now[key][:16]}")
     if frozen.get("dense_model") != now.get("dense_model"):
         problems.append(f"dense model changed: frozen {frozen.get('dense_model')}, now {now.get('dense_model')}")
+    if "corpus_sources" in frozen:  # freezes before issue 44 did not record them
+        problems += source_differences(frozen["corpus_sources"], now["corpus_sources"])
     if frozen["implementation_sha256"] != now["implementation_sha256"]:
         a, b = frozen["implementation_files"], now["implementation_files"]
         changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
@@ -389,16 +401,9 @@ def _dense_report(ctx: Context, bench) -> dict:
             "vectors_sha256": info.get("vectors_sha256"), "cache_key": info.get("key")}
 
 
-def _rewire_reports(ctx: Context) -> dict | None:
-    """Seed -> RewireReport dict from the graph methods module, when it provides them."""
-    try:
-        from ..graph import methods as gm
-    except ImportError:
-        return None
-    fn = getattr(gm, "rewire_reports", None)
-    if fn is None:
-        return None
-    return {str(seed): (r.to_dict() if hasattr(r, "to_dict") else dict(r)) for seed, r in fn(ctx.index).items()}
+def _rewire_reports(ctx: Context) -> dict:
+    """Seed -> RewireReport dict of every rewire the run built (empty when it ran none)."""
+    return {str(seed): r.to_dict() for seed, r in rewire_reports(ctx.index).items()}
 
 
 # ---- reproduce -----------------------------------------------------------------------------------
@@ -412,6 +417,8 @@ def compare_runs(a: Path, b: Path, tol: float = 0.0) -> tuple[list[str], list[st
             diffs.append(f"freeze {key}: {fa[key][:16]} vs {fb[key][:16]}")
     if fa.get("dense_model") != fb.get("dense_model"):
         diffs.append(f"freeze dense_model: {fa.get('dense_model')} vs {fb.get('dense_model')}")
+    if "corpus_sources" in fa and "corpus_sources" in fb:
+        notes += [f"corpus source: {d}" for d in source_differences(fa["corpus_sources"], fb["corpus_sources"])]
     if fa["implementation_sha256"] != fb["implementation_sha256"]:
         notes.append(f"implementation hash differs ({fa['implementation_sha256'][:16]} vs "
                      f"{fb['implementation_sha256'][:16]}); ranks are compared anyway")

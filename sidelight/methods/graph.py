@@ -31,6 +31,7 @@ from ..graph.controls import (
     stored_direction,
 )
 from ..graph.ppr import PPRGraph, ppr_boost
+from ..graph.store import Graph
 from ..structures.ranking import Ranking, top_k
 from .params import Param
 from .registry import register
@@ -108,6 +109,11 @@ def rewired_adjacency(index: "Index", seed: int):
 def rewire_reports(index: "Index") -> dict[int, RewireReport]:
     """Seed -> report of every rewire built so far for this index's current graph."""
     return {s: v[1] for s, v in sorted(_rewires(index).items())}
+
+
+def rewire_report(graph: Graph, seed: int) -> RewireReport:
+    """The report of the rewire `bm25+ppr:rewire` builds for `seed` over `graph` (same budget, same rng)."""
+    return rewire(graph.undirected(), int(seed), REWIRE_ATTEMPTS_FACTOR)[1]
 
 
 # ---- methods ----------------------------------------------------------------------------------

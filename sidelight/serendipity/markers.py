@@ -29,7 +29,7 @@ def chunk_terms(texts: list[str]) -> tuple[sp.csr_matrix, list[str]]:
     rows, cols = [], []
     for i, t in enumerate(texts):
         seen = {w for w in _TOK.findall(t.lower()) if w not in stop}
-        for w in seen:
+        for w in sorted(seen):  # a set's order follows the process's hash seed; term ids (label ties) must not
             j = vocab.setdefault(w, len(vocab))
             rows.append(i)
             cols.append(j)

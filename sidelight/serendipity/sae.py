@@ -13,7 +13,7 @@ first. Dead features (no activation over the last epoch) are resampled during th
 ``resample_until`` fraction of training: the decoder row becomes the unit residual of a high-error
 input drawn with probability proportional to its squared error, the encoder column a scaled copy,
 and the feature's Adam moments are reset. The whole run is deterministic for a given seed, data
-and BLAS thread count.
+and CPU (BLAS runs on one thread; see `one_blas_thread`).
 
 Reported: fraction of variance explained (FVE = 1 - SSE / SST over the data), dead features (never
 active when encoding the whole data at the end) and training time.
@@ -21,6 +21,7 @@ active when encoding the whole data at the end) and training time.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,8 +84,23 @@ class SAE:
     def decode(self, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
         return np.einsum("nk,nkd->nd", vals, self.W_dec[idx]) + self.b_dec
 
+    def sha256(self) -> str:
+        """sha256 of the weights (W_enc, b_enc, W_dec, b_dec as float32 bytes, then k): what pins the markers."""
+        h = hashlib.sha256()
+        for a in (self.W_enc, self.b_enc, self.W_dec, self.b_dec):
+            a = np.ascontiguousarray(a, dtype=np.float32)
+            h.update(str(a.shape).encode())
+            h.update(a.tobytes())
+        h.update(str(int(self.k)).encode())
+        return h.hexdigest()
+
     def encode(self, x: np.ndarray, k: int | None = None, batch: int = 2048) -> sp.csr_matrix:
-        """Sparse codes (n, width), float32, zero activations dropped."""
+        """Sparse codes (n, width), float32, zero activations dropped; BLAS on one thread, as in
+        training, so the codes do not depend on the machine's thread pool."""
+        with one_blas_thread():
+            return self._encode(x, k, batch)
+
+    def _encode(self, x: np.ndarray, k: int | None, batch: int) -> sp.csr_matrix:
         import scipy.sparse as sp
         x = np.asarray(x, np.float32)
         rows, cols, data = [], [], []
@@ -141,14 +157,19 @@ class _Adam:
             params[n] -= (self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)).astype(np.float32)
 
 
-def train_sae(x: np.ndarray, config: SAEConfig = SAEConfig(), progress: bool = False, threads: int = 1) -> SAE:
-    """Train a TopK SAE on the rows of `x` (n, d); deterministic for a seed.
-
-    BLAS runs with `threads` threads (default 1: on a shared 2-core machine a single thread is
-    several times faster than an oversubscribed pool)."""
+def one_blas_thread():
+    """A context in which BLAS (numpy's OpenBLAS) runs on one thread."""
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=int(threads)):
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def train_sae(x: np.ndarray, config: SAEConfig = SAEConfig(), progress: bool = False) -> SAE:
+    """Train a TopK SAE on the rows of `x` (n, d); deterministic for a seed.
+
+    BLAS runs on one thread, always: a pool's size is the machine's, and the markers must not be
+    (on a shared 2-core machine one thread is also several times faster than an oversubscribed pool)."""
+    with one_blas_thread():
         return _train(x, config, progress)
 
 

@@ -4,7 +4,8 @@ Layout (each stage its own subfolder, written to a temporary name and renamed in
 reader sees a whole stage or the previous one; the main index files are never rewritten)::
 
     INDEX/serendipity/chunks/       meta.json, chunk_record.npy, chunk_span.npy, chunk_vectors.npy
-    INDEX/serendipity/sae/          meta.json (config + FVE, dead, time), sae.npz, codes.npz, labels.json
+    INDEX/serendipity/sae/          meta.json (config + FVE, dead, time; sae_sha256 pins the weights, checked
+                                    on every load), sae.npz, codes.npz, labels.json
     INDEX/serendipity/certificate/  meta.json (config + summary incl. verdict), pairs.npz, placebo.npz
 
 Every stage records the id of what it was built from (corpus hash -> chunks -> SAE); a stage
@@ -34,7 +35,7 @@ from ..index import store as index_store
 from .certify import NULL, CertConfig, Certificate, run_certificate, word_tokens
 from .chunks import DEFAULT_BUDGET, Chunks, encode_cached, make_chunks, record_text
 from .markers import label_markers
-from .sae import SAE, SAEConfig, top_k_codes, train_sae
+from .sae import SAE, SAEConfig, one_blas_thread, top_k_codes, train_sae
 
 FOLDER = "serendipity"
 
@@ -58,6 +59,21 @@ class SerendipityConfig:
 
 def _id(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _codes_sha256(codes) -> str:
+    codes = codes.tocsr()
+    return hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in
+                                   (codes.indptr.astype(np.int64), codes.indices.astype(np.int64),
+                                    codes.data.astype(np.float32)))).hexdigest()
+
+
+def _blas() -> list[dict]:
+    """The BLAS libraries and their CPU kernels (markers are reproducible on the same kernels)."""
+    from threadpoolctl import threadpool_info
+
+    return [{k: i.get(k) for k in ("internal_api", "version", "architecture")} for i in threadpool_info()
+            if i.get("user_api") == "blas"]
 
 
 def _write(dest: Path, meta: dict, writer) -> None:
@@ -152,8 +168,9 @@ class Serendipity:
         t0 = time.perf_counter()
         ch = make_chunks(records, self.config.budget, emb.tokenizer, progress)
         ch.vectors = encode_cached(emb, ch.texts(records), cache_dir() / "serendipity", self.config.batch_size, progress)
+        vectors_sha256 = hashlib.sha256(np.ascontiguousarray(ch.vectors, np.float32).tobytes()).hexdigest()
         meta = {**want, "model": emb.identity, "seconds": round(time.perf_counter() - t0, 2),
-                "id": _id([want, emb.identity])}
+                "vectors_sha256": vectors_sha256, "id": _id([want, emb.identity, vectors_sha256])}
         meta.update({"chunks": len(ch), "counter": ch.counter, "dim": int(ch.vectors.shape[1])})
         _write(folder, meta, ch.save)
         self.chunks, self.meta["chunks"] = Chunks.load(folder, meta), meta
@@ -170,7 +187,8 @@ class Serendipity:
         up = self.meta["chunks"]["id"]
         want = {"chunks": up, "config": asdict(self.config.sae)}
         meta = _read_meta(folder)
-        if not rebuild and meta and meta.get("chunks") == up and meta.get("config") == want["config"]:
+        if (not rebuild and meta and meta.get("chunks") == up and meta.get("config") == want["config"]
+                and meta.get("sae_sha256")):  # an SAE saved before it was pinned by hash is trained again
             self._load_sae(folder, meta)
             return self.sae
         x = np.asarray(self.chunks.vectors, np.float32)
@@ -178,7 +196,9 @@ class Serendipity:
         codes = sae.encode(x)
         labels = label_markers(codes, self.chunks.texts(self.index.corpus.records), np.asarray(self.chunks.record),
                                len(self.index.corpus))
-        meta = {**want, "stats": sae.stats, "id": _id([want, sae.stats.get("fve")])}
+        digest = sae.sha256()
+        meta = {**want, "stats": sae.stats, "sae_sha256": digest, "codes_sha256": _codes_sha256(codes),
+                "blas": _blas(), "id": _id([want, digest])}
 
         def write(tmp: Path) -> None:
             sae.save(tmp)
@@ -192,6 +212,11 @@ class Serendipity:
     def _load_sae(self, folder: Path, meta: dict) -> None:
         import scipy.sparse as sp
         self.sae = SAE.load(folder, meta.get("stats"))
+        want = meta.get("sae_sha256")
+        if want is None or self.sae.sha256() != want:
+            raise InputError(f"{folder}/sae.npz does not match the sha256 its meta.json pins "
+                             f"({'none recorded' if want is None else want[:16]}); "
+                             f"run `sidelight certify {self.index.path} --rebuild`")
         self.codes = sp.load_npz(folder / "codes.npz").tocsr()
         self.labels = json.loads((folder / "labels.json").read_text())
         self.meta["sae"] = meta
@@ -217,12 +242,15 @@ class Serendipity:
         vectors, how = self.record_vectors()
         records = self.index.corpus.records
         adj = self.index.graph.undirected() if self.index.graph.n_edges else None
-        cert = run_certificate(np.asarray(self.chunks.record), len(records), self.codes, vectors, adj,
-                               lambda r: word_tokens(record_text(records[r])), self.resolutions(),
-                               self.config.cert, progress)
+        with one_blas_thread():  # kinship neighbours are BLAS products: one thread, as the SAE
+            cert = run_certificate(np.asarray(self.chunks.record), len(records), self.codes, vectors, adj,
+                                   lambda r: word_tokens(record_text(records[r])), self.resolutions(),
+                                   self.config.cert, progress)
         cert.summary["kinship_vectors"] = how
         cert.summary["sae"] = {k: self.meta["sae"]["stats"].get(k) for k in
                                ("width", "k", "fve", "dead", "train_seconds")}
+        cert.summary["sae"]["sha256"] = self.meta["sae"]["sae_sha256"]
+        cert.summary["chunk_vectors_sha256"] = self.meta["chunks"].get("vectors_sha256")
         meta = {**want, "summary": cert.summary, "id": _id([want, cert.summary["target_passes"]])}
 
         def write(tmp: Path) -> None:

@@ -127,7 +127,8 @@ def test_record_lines_and_the_content_hash_are_json_dumps(rid, title, text, alia
     r = Record(rid, title, text, metadata, tuple(aliases))
     assert record_line(r).decode() == json.dumps({"id": rid, "title": title, "text": text, "metadata": metadata,
                                          "aliases": aliases}, ensure_ascii=False)
-    expected = hashlib.sha256(json.dumps([rid, title, text, aliases], ensure_ascii=False).encode() + b"\n"
+    line = [rid, title, text, aliases] + ([dict(sorted(metadata.items()))] if metadata else [])
+    expected = hashlib.sha256(json.dumps(line, ensure_ascii=False).encode() + b"\n"
                               + b"--edges--\n").hexdigest()
     assert Corpus("c", [r]).content_hash() == expected
 

@@ -10,6 +10,82 @@ from sidelight.lab.packets import export_packets, score_answers
 from tests.lab.test_runner import make_lab
 
 
+def _components_and_pairs(n: int, pairs: set[tuple[int, int]]) -> tuple[int, int]:
+    """(components, largest) of an undirected graph by union-find: the oracle for the report's columns."""
+    parent = list(range(n))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for u, v in pairs:
+        parent[find(u)] = find(v)
+    sizes: dict[int, int] = {}
+    for x in range(n):
+        sizes[find(x)] = sizes.get(find(x), 0) + 1
+    return len(sizes), max(sizes.values())
+
+
+def test_report_lists_every_rewire_with_seed_acceptance_overlap_and_components(tmp_path):
+    """A protocol with rewire runs shows each seed's accepted swaps, retained overlap and components
+    (red before: the lab imported the graph methods from a module that had moved and said "not available")."""
+    from sidelight.corpus.sources import load_source
+    from sidelight.graph.controls import rewire
+    from sidelight.graph.store import Graph
+
+    proto = make_lab(tmp_path / "lab")
+    data = json.loads(proto.read_text())
+    data["methods"] += [{"name": "bm25+ppr", "grid": {"alpha": [0.5], "lam": [0.25]}},
+                        {"name": "bm25+ppr:rewire", "params_from": "bm25+ppr",
+                         "seeds": {"param": "seed", "values": [1, 2, 3]}}]
+    proto.write_text(json.dumps(data))
+    out = tmp_path / "run"
+    assert main(["lab", "all", str(proto), "-o", str(out)]) == 0
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    stored = json.loads((out / "test" / "result.json").read_text())["rewire_reports"]
+    assert sorted(stored) == ["1", "2", "3"]
+    corpus = load_source(str(tmp_path / "lab" / "corpus.jsonl"))
+    pos = corpus.position
+    original = {tuple(sorted((pos[e.source], pos[e.target]))) for e in corpus.edges if e.source != e.target}
+    n = len(corpus)
+    for seed in (1, 2, 3):
+        adjacency, rep = rewire(Graph.from_corpus(corpus).undirected(), seed, 10)
+        a = adjacency.tocoo()
+        after = {(int(u), int(v)) for u, v in zip(a.row, a.col) if u < v}
+        overlap = len(original & after) / len(original)
+        cb, lb = _components_and_pairs(n, original)
+        ca, la = _components_and_pairs(n, after)
+        row = f"| {seed} | {10 * len(original)} | {rep.accepted} | {overlap:.4f} | {cb} | {ca} | {lb} | {la} |"
+        assert row in md, row
+        cells = "".join(f"<td class=n>{c}</td>" for c in row.strip("| ").split(" | "))
+        assert cells in page
+        assert stored[str(seed)]["accepted"] == rep.accepted and 0 < rep.accepted <= 10 * len(original)
+    assert "| seed | attempts | accepted | retained_overlap | components_before | components_after |" in md
+    assert "not available" not in md and "recomputed at report time" not in md
+
+
+def test_report_completes_rewire_details_missing_from_a_stored_result(tmp_path):
+    """A run whose result.json lacks the reports is re-rendered with them, from the frozen corpus, no re-scoring."""
+    from sidelight.lab.record import RECORD_NAME
+    from sidelight.lab.report import rewire_details
+
+    proto = make_lab(tmp_path / "lab")
+    data = json.loads(proto.read_text())
+    data["methods"] += [{"name": "bm25+ppr", "grid": {"alpha": [0.5], "lam": [0.25]}},
+                        {"name": "bm25+ppr:rewire", "params_from": "bm25+ppr",
+                         "seeds": {"param": "seed", "values": [4, 5]}}]
+    proto.write_text(json.dumps(data))
+    out = tmp_path / "run"
+    assert main(["lab", "all", str(proto), "-o", str(out)]) == 0
+    res = json.loads((out / "test" / "result.json").read_text())
+    from sidelight.corpus.sources import load_source
+    recomputed, flag = rewire_details({**res, "rewire_reports": None},
+                                      load_source(str(tmp_path / "lab" / "corpus.jsonl")))
+    assert flag and recomputed == res["rewire_reports"]
+    assert (out / "test" / RECORD_NAME).is_file()
+
+
 def test_lab_all_writes_report_and_figures(tmp_path):
     proto = make_lab(tmp_path / "lab")
     out = tmp_path / "run"
@@ -21,7 +97,7 @@ def test_lab_all_writes_report_and_figures(tmp_path):
             assert (out / "figures" / f"{name}.{fmt}").stat().st_size > 500
     assert "| Method | MRR@10 | Hit@1 | Hit@5 | Hit@10 |" in md
     assert "Every primary change" in md and "Query types" in md and "Lexical overlap" in md
-    assert "Rewire reports: not available" in md
+    assert "No rewired control in this protocol." in md
     assert page.count("<svg") >= 3 and "<metadata>" not in page
     assert 'src="http' not in page and 'href="http' not in page and "cdn" not in page.lower()
     assert "<script" not in page and "<link" not in page
