@@ -68,6 +68,7 @@ class CorpusSpec(_Closed):
     source: str = Field(min_length=1)
     exclude: list[str] = Field(default_factory=list, max_length=100)  # a folder of documents: paths left out
     content_hash: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    content_hash_before_metadata: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")  # the hash before it covered metadata
     note: str = ""
     title_weight: int | None = Field(None, ge=0, le=MAX_TITLE_WEIGHT)
 
