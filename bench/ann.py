@@ -74,7 +74,7 @@ def compare(index, queries: list[str], ann_variants: dict[str, dict], passes: in
             for _ in range(passes):
                 for q in queries:
                     t0 = now()
-                    r = m.rank(index, q, 10)
+                    m.rank(index, q, 10)
                     times.append((now() - t0) * 1e3)
             for q, e in zip(queries, exact):
                 recall.append(len(e & set(m.rank(index, q, 10).positions.tolist())) / 10)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO, Iterable
 import numpy as np
 
 if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
-    import scipy.sparse as sp
+    pass
 
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels

@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 
-from sidelight.cli import main
 from sidelight.index import Index, store
 
 from .test_bad_input import refused

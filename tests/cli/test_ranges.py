@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidelight.cli import build_parser, main
+from sidelight.cli import build_parser
 from sidelight.cli.ranges import RANGES, check_ranges
 from sidelight.errors import InputError
 
