@@ -90,7 +90,7 @@ def main() -> None:
     ap.add_argument("--json", default="bench/results/collection.json")
     args = ap.parse_args()
     names = list(COLLECTIONS) if args.collection == "all" else [args.collection]
-    rows, out = [], {"command": " ".join(sys.argv), "split": args.split, "results": {}}
+    rows, out = [], {"split": args.split, "results": {}}
     all_q = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     for name in names:
         questions = [q for q in all_q if q["collection"] == name and q["split"] == args.split]
