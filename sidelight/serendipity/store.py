@@ -108,7 +108,6 @@ class Serendipity:
     """Chunks, SAE, codes, labels and certificate of one index (load or build)."""
 
     def __init__(self, index, config: SerendipityConfig = SerendipityConfig()):
-        import scipy.sparse as sp
         if index.path is None:
             raise InputError("serendipity data lives inside a saved index folder; save the index first")
         self.index, self.config = index, config
