@@ -150,7 +150,7 @@ def with_passages(index: "Index", hits: Sequence[Hit], query: str,
     terms = QueryTerms(index, query)
     dense = index.dense
     vector = None
-    if dense is not None and dense.window_section is not None and query.strip():
+    if dense is not None and getattr(dense, "window_section", None) is not None and query.strip():
         vector = dense.encode_query(query)
     return [replace(h, passage=passage_of(index, h, terms, vector, settings)) for h in hits]
 

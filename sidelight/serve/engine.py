@@ -270,7 +270,7 @@ class Service:
             ranking = b.timed("bm25", lambda: idx.rank(get_method("bm25"), q, k, where))
         found = idx.hits(ranking)
         if snippet_chars:
-            found = b.timed("passages", lambda: with_passages(idx, found, q, PassageSettings(snippet_chars=snippet_chars)))
+            found = with_passages(idx, found, q, PassageSettings(snippet_chars=snippet_chars))
         hits = [h.to_dict() for h in found]
         out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
                "note": "Scores compare only within this method. A method search stores no trace: search the "
@@ -366,8 +366,7 @@ class Service:
             missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
         if snippet_chars:
             lexical, dense_res, relation = (
-                None if lane is None else replace(lane, hits=b.timed(f"passages:{lane.channel}", lambda lane=lane:
-                                                                      with_passages(idx, lane.hits, q, settings)))
+                None if lane is None else replace(lane, hits=with_passages(idx, lane.hits, q, settings))
                 for lane in (lexical, dense_res, relation))
         lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]
         descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
