@@ -49,8 +49,9 @@ def part_of_speech(abbrev: str | None) -> str:
 
 
 def clean(text: str) -> str:
-    """Definition text without braces, pronunciation codes, ``-- {derived}`` tails and extra spaces."""
+    """Definition text without braces, pronunciation codes, ``-- {derived}`` and ``--Author.`` tails, extra spaces."""
     text = re.sub(r"\s--\s*\{.*$", "", " ".join(text.split()))
+    text = re.sub(r"\s--[A-Z][^-]*$", "", text)  # a trailing citation: "... dam. --Blount."
     text = _MARKUP.sub("", text).replace("{", "").replace("}", "")
     return re.sub(r"^\d\s+(?=[a-z])", "", " ".join(text.split()).strip())  # WordNet's "1 pale gray"
 
