@@ -75,12 +75,13 @@ def choose(index, out: dict) -> list[list]:
             mrr = sum(1 / x for x in ranks if x is not None and x <= 10) / n
             srt = sorted(x if x is not None else float("inf") for x in ranks)
             median = (srt[(n - 1) // 2] + srt[n // 2]) / 2
+            median = None if median == float("inf") else median  # most targets not among the words read
             scored.append((-round(mrr, 6), prior, order, name, params, mrr, hit(1), hit(10), hit(100), median, n))
     scored.sort(key=lambda t: t[:3])
     out["choice"] = [{"method": t[3], "params": t[4], "prior": t[1], "mrr@10": t[5], "hit@1": t[6], "hit@10": t[7],
                       "hit@100": t[8], "median_rank": t[9], "n": t[10]} for t in scored]
     return [[t[3] + (f" {json.dumps(t[4])}" if t[4] else ""), t[1], f"{t[5]:.3f}", f"{t[6]:.1%}", f"{t[7]:.1%}",
-             f"{t[8]:.1%}", t[9]] for t in scored]
+             f"{t[8]:.1%}", "-" if t[9] is None else t[9]] for t in scored]
 
 
 def main() -> int:
