@@ -76,13 +76,12 @@ def senses_by_word(index: "Index") -> dict[tuple[str, str], list[int]]:
     return out
 
 
-def teacher_pairs(index: "Index", teacher: Corpus, max_pairs: int, seed: int,
-                  descriptions: Iterable[str] = ()) -> list[Pair]:
-    """Pairs as the module docstring says, for a seeded sample of up to `max_pairs` teacher senses."""
-    rng = random.Random(seed)
+def usable_senses(index: "Index", teacher: Corpus, descriptions: Iterable[str] = ()) -> tuple[list[tuple], int]:
+    """([(anchor, headword, positions of its same-pos senses, positions of any sense holding it)], how
+    many were dropped as leaks): the teacher senses that make pairs, in teacher order."""
     by_word = senses_by_word(index)
     banned = set().union(*(runs(d) for d in descriptions)) if descriptions else set()
-    usable = []
+    usable, leaked = [], 0
     for rec in teacher.records:
         if rec.metadata.get("wordnet") or rec.metadata.get("pos") not in SAME_POS:
             continue
@@ -90,8 +89,19 @@ def teacher_pairs(index: "Index", teacher: Corpus, max_pairs: int, seed: int,
         found = [p for pos in SAME_POS[rec.metadata["pos"]] for p in by_word.get((word, pos), [])]
         holding = {p for pos in ALL_POS for p in by_word.get((word, pos), [])}
         anchor = _without_names(rec.text, [rec.title, *rec.aliases])
-        if found and len(anchor.split()) >= MIN_ANCHOR_WORDS and not leaks(anchor, banned):
-            usable.append((anchor, rec.title, sorted(found), holding))
+        if found and len(anchor.split()) >= MIN_ANCHOR_WORDS:
+            if leaks(anchor, banned):
+                leaked += 1
+            else:
+                usable.append((anchor, rec.title, sorted(found), holding))
+    return usable, leaked
+
+
+def teacher_pairs(index: "Index", teacher: Corpus, max_pairs: int, seed: int,
+                  descriptions: Iterable[str] = ()) -> list[Pair]:
+    """Pairs as the module docstring says, for a seeded sample of up to `max_pairs` teacher senses."""
+    rng = random.Random(seed)
+    usable, _ = usable_senses(index, teacher, descriptions)
     chosen = sorted(rng.sample(range(len(usable)), min(max_pairs, len(usable))))
     bm25, out = get_method("bm25"), []
     for i in chosen:

@@ -1,6 +1,6 @@
 """Teacher pairs (GCIDE definitions -> WordNet senses): which senses pair, which are left out, no leaks."""
 
-from sidelight.adapt.teacher import benchmark_descriptions, leaks, runs, teacher_pairs
+from sidelight.adapt.teacher import benchmark_descriptions, leaks, runs, teacher_pairs, usable_senses
 from sidelight.corpus.model import Corpus, Record
 from sidelight.index import Index
 
@@ -47,6 +47,7 @@ def test_wordnet_sourced_senses_are_left_out():
 def test_no_anchor_shares_four_tokens_with_a_benchmark_description():
     _, pairs = _pairs(["Something like a signal fire lit on a hilltop"])  # shares "a signal fire lit"
     assert [p.anchor for p in pairs] == ["To give light to, as a does."]
+    assert usable_senses(Index.build(WORDNET, progress=False), GCIDE, ["a signal fire lit on"])[1] == 1
     descriptions = benchmark_descriptions()
     assert len(descriptions) >= 156  # describe-v1 (and v2 once written) are read
     banned = set().union(*(runs(d) for d in descriptions))
