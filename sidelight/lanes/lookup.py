@@ -9,7 +9,7 @@ words (`rank_words`), as the lab measures it, on a scale that is the same for ev
 words' scores are min-max normalised over those words, and the prior adds W times the word's
 ln(1 + count) over the largest in them, so W = 0.1 lifts the commonest word by a tenth of the
 score range whatever the method. A dictionary index (records with `word_counts`) has it on by
-default at `DEFAULT_PRIOR`; an index with vectors ranks records with `DEFAULT_METHOD`.
+default at its method's `DEFAULT_PRIORS` weight; an index with vectors ranks records with `DEFAULT_METHOD`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,11 @@ PARTS_OF_SPEECH = {"noun": ("noun",), "verb": ("verb",), "adjective": ("adjectiv
                    "adverb": ("adverb",)}
 PRIOR = Param("prior", float, 0.0, "weight of the word's normalised ln(1 + corpus frequency), added to its "
               "min-max normalised score", low=0.0)
-#: chosen on all of describe-v1 as development data (bench/lookup_choice.py; README "Look up a word")
-DEFAULT_PRIOR = 0.1
+#: the default prior weight by the method ranking the senses, on all of describe-v1 as development data
+#: (`bench/lookup.py --choose`; README "Look up a word"): BM25 is best without it (MRR@10 0.052 at 0,
+#: 0.042 at 0.1); the dense weight is PROVISIONAL until the dense rows of that table are measured.
+DEFAULT_PRIORS = {"bm25": 0.0, "dense": 0.1}
+DEFAULT_PRIOR = DEFAULT_PRIORS["dense"]
 DEFAULT_METHOD = "dense"  # on an index with vectors; BM25 without
 MIN_DEPTH = 100  # records ranked before words are gathered (at least this many, and 20 per word
 # asked for), and the words a prior re-orders (at least this many, and every word asked for)
@@ -43,11 +46,11 @@ def default_lookup_method(index: "Index") -> str:
     return DEFAULT_METHOD if index.dense is not None else "bm25"
 
 
-def default_prior(index: "Index") -> float:
-    """`DEFAULT_PRIOR` on a dictionary index (its first record has `word_counts`, as every
-    `wordnet-all` record does), else 0."""
+def default_prior(index: "Index", method: str) -> float:
+    """On a dictionary index (its first record has `word_counts`, as every `wordnet-all` record
+    does) the method's `DEFAULT_PRIORS` weight (`DEFAULT_PRIOR` for a method not there), else 0."""
     recs = index.corpus.records
-    return DEFAULT_PRIOR if recs and "word_counts" in recs[0].metadata else 0.0
+    return DEFAULT_PRIORS.get(method, DEFAULT_PRIOR) if recs and "word_counts" in recs[0].metadata else 0.0
 
 
 def lookup(index: "Index", description: str, k: int = 10, method: str | None = None, pos: str | None = None,
@@ -56,7 +59,7 @@ def lookup(index: "Index", description: str, k: int = 10, method: str | None = N
 
     `method` None: `default_lookup_method`; `prior` None: `default_prior`, 0: off (see `rank_words`)."""
     method, asked = method or default_lookup_method(index), prior is not None
-    prior = prior if asked else default_prior(index)
+    prior = prior if asked else default_prior(index, method)
     if k < 1:
         raise InputError(f"lookup: k must be >= 1, got {k}")
     if pos is not None and pos not in PARTS_OF_SPEECH:

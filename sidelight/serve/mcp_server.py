@@ -70,7 +70,7 @@ LOOKUP = (
     "Find the word for a description (a reverse dictionary): use it when the user describes a thing, act or "
     "quality and wants its name, e.g. 'a tower by the sea with a bright lamp that warns ships'. Returns words "
     "ranked by their best sense (with each sense's id and gloss); pos limits to noun, verb, adjective or adverb; "
-    "the frequency prior (on by default, 0.1; prior 0 turns it off) puts common words first. Works on dictionary indexes such as wordnet-all. Stores no trace.")
+    "the frequency prior (on by default with dense; prior 0 turns it off) puts common words first. Works on dictionary indexes such as wordnet-all. Stores no trace.")
 
 CONNECTIONS = (
     "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "

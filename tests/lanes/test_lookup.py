@@ -82,16 +82,19 @@ def test_a_prior_on_a_dictionary_without_frequencies_is_refused():
     assert [w.id for w in index.lookup("light")] == ["beacon"]  # the default prior is off without counts
 
 
-def test_a_dictionary_index_defaults_to_the_prior_and_bm25_without_vectors():
+def test_a_dictionary_index_defaults_to_its_methods_prior_and_bm25_without_vectors():
     recs = [Record("n:1", "pharos", "a light tower", {"word_counts": [0]}),
             Record("n:2", "lighthouse", "a tower with a light", {"word_counts": [9]})]
     index = Index.build(Corpus("dict", recs), progress=False)
-    assert default_lookup_method(index) == "bm25" and default_prior(index) == DEFAULT_PRIOR
-    off = index.lookup("light tower", prior=0)
-    on = index.lookup("light tower")
-    same = index.lookup("light tower", prior=DEFAULT_PRIOR)
-    assert on.method == "bm25" and [(w.id, w.score) for w in on] == [(w.id, w.score) for w in same]
-    assert [w.score for w in off] != [w.score for w in on] and max(w.score for w in on) <= 1 + DEFAULT_PRIOR
+    assert default_lookup_method(index) == "bm25"
+    assert (default_prior(index, "bm25"), default_prior(index, "dense"), default_prior(index, "rrf-lexical")) == \
+        (0.0, DEFAULT_PRIOR, DEFAULT_PRIOR)
+    scores = lambda res: [(w.id, w.score) for w in res]  # noqa: E731
+    assert index.lookup("light tower").method == "bm25"
+    assert scores(index.lookup("light tower")) == scores(index.lookup("light tower", prior=0))
+    on = index.lookup("light tower", method="rrf-lexical")
+    assert scores(on) == scores(index.lookup("light tower", method="rrf-lexical", prior=DEFAULT_PRIOR))
+    assert scores(on) != scores(index.lookup("light tower", method="rrf-lexical", prior=0))
 
 
 def test_part_of_speech_filter_counts_satellites_as_adjectives(dictionary):
@@ -140,8 +143,8 @@ def test_lookup_and_filter_from_the_cli_http_and_mcp(dictionary, tmp_path, capsy
     assert main(["lookup", str(path), "light that warns ships", "-k", "2", "--prior", "0.5", "--json"]) == 0
     with_prior = json.loads(capsys.readouterr().out)["results"]
     assert [r["word"] for r in with_prior] == ["lighthouse", "beacon"]  # one sense; 40 tagged uses against 3
-    assert main(["lookup", str(path), "light that warns ships", "-k", "2", "--json"]) == 0  # default prior 0.1 on
-    assert [r["word"] for r in json.loads(capsys.readouterr().out)["results"]] == ["lighthouse", "beacon"]
+    assert main(["lookup", str(path), "light that warns ships", "-k", "2", "--json"]) == 0  # bm25: default prior 0
+    assert json.loads(capsys.readouterr().out)["results"] == out["results"]
     assert main(["lookup", str(path), "light", "--prior", "-1"]) == 2 and "prior" in capsys.readouterr().err
     assert main(["search", str(path), "light", "--filter", "pos=verb", "--json"]) == 0
     assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["v:3"]
