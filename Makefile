@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DEBIAN_PACKAGES := dict-foldoc wordnet-base python3.11-doc chromium chromium-driver
+DEBIAN_PACKAGES := dict-foldoc dict-gcide wordnet-base python3.11-doc chromium chromium-driver
 
 .PHONY: install demo test bench clean debian web
 

@@ -8,6 +8,13 @@ the description (one ONNX Runtime thread, no query-vector cache).
 
     .venv/bin/python bench/lookup.py --json bench/results/lookup.json
     .venv/bin/python bench/lookup.py --dense .cache/models/wordnet-all-adapted --method dense --json OUT
+
+With `--choose` (and `--dense`) it times nothing and instead scores every method of `CHOICES` at every
+prior weight of `PRIORS` on all of describe-v1 (now development data: its test split is spent), as
+the lab ranks words (100 records, `word_ranking`), and prints the table `lookup`'s defaults were
+chosen from: best MRR@10, ties to the smaller weight, then to the earlier method.
+
+    .venv/bin/python bench/lookup.py --dense minilm --choose --json bench/results/lookup-choice.json
 """
 
 from __future__ import annotations
@@ -40,6 +47,41 @@ DESCRIPTIONS = [
     "in a careful and quiet way",
 ]
 REPEATS = 20
+#: the methods a lookup default could be, with fixed settings (describe-v1's dev picks for the fusions)
+CHOICES = [("dense", {}), ("bm25", {}), ("rrf", {"weights": [0.25, 1.0]}),
+           ("hybrid-linear", {"alpha": 0.1, "norm": "minmax"}), ("hybrid-linear", {"alpha": 0.5, "norm": "minmax"})]
+PRIORS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
+DESCRIBE = Path(__file__).resolve().parent.parent / "benchmarks" / "describe-v1.jsonl"
+
+
+def choose(index, out: dict) -> list[list]:
+    """Score `CHOICES` x `PRIORS` on all of describe-v1; rows of the choice table, best first."""
+    from sidelight.lab.benchmark import load_describe_benchmark
+    from sidelight.lanes.lookup import word_ranking
+    from sidelight.methods import get_method
+
+    bench = load_describe_benchmark(DESCRIBE, index.corpus)
+    scored = []
+    for order, (name, params) in enumerate(CHOICES):
+        method = get_method(name, **params)
+        ranked = {q: method.rank(index, text, 100) for q, text in bench.queries.items()}
+        for prior in PRIORS:
+            ranks = []
+            for q, r in ranked.items():
+                pairs = ((index.corpus.records[p], float(s)) for p, s in zip(r.positions, r.scores))
+                ranks.append(word_ranking(pairs, 100, bench.intended_name[q], prior)[1])
+            n = len(ranks)
+            hit = lambda c: sum(1 for x in ranks if x is not None and x <= c) / n  # noqa: E731
+            mrr = sum(1 / x for x in ranks if x is not None and x <= 10) / n
+            srt = sorted(x if x is not None else float("inf") for x in ranks)
+            median = (srt[(n - 1) // 2] + srt[n // 2]) / 2
+            median = None if median == float("inf") else median  # most targets not among the words read
+            scored.append((-round(mrr, 6), prior, order, name, params, mrr, hit(1), hit(10), hit(100), median, n))
+    scored.sort(key=lambda t: t[:3])
+    out["choice"] = [{"method": t[3], "params": t[4], "prior": t[1], "mrr@10": t[5], "hit@1": t[6], "hit@10": t[7],
+                      "hit@100": t[8], "median_rank": t[9], "n": t[10]} for t in scored]
+    return [[t[3] + (f" {json.dumps(t[4])}" if t[4] else ""), t[1], f"{t[5]:.3f}", f"{t[6]:.1%}", f"{t[7]:.1%}",
+             f"{t[8]:.1%}", "-" if t[9] is None else t[9]] for t in scored]
 
 
 def main() -> int:
@@ -49,6 +91,7 @@ def main() -> int:
     ap.add_argument("--method", default="bm25")
     ap.add_argument("-p", "--param", action="append", default=[], metavar="NAME=JSON", help="method parameter")
     ap.add_argument("--dense", default=None, metavar="MODEL_SPEC")
+    ap.add_argument("--choose", action="store_true", help="score the default's candidates on describe-v1 instead")
     args = ap.parse_args()
     params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
     path = cache_dir() / "indexes" / "wordnet-all-lexical"
@@ -63,6 +106,11 @@ def main() -> int:
         from sidelight.lab.densecache import dense_store
 
         index.dense, _ = dense_store(index.corpus, args.dense, threads=1, progress=True)
+    if args.choose:
+        out = {"records": len(index.corpus), "dense": args.dense, "benchmark": str(DESCRIBE.name)}
+        print_table(["method", "prior", "MRR@10", "acc@1", "acc@10", "acc@100", "median rank"], choose(index, out))
+        write_json(args.json, out)
+        return 0
     rows = []
     out = {"records": len(index.corpus), "k": args.k, "repeats": REPEATS, "method": args.method, "params": params,
            "dense": args.dense, "pos": {}}

@@ -27,12 +27,13 @@ class AdaptConfig:
     supervised_repeats: int = 4  # each (train query, relevant record) pair appears this many times
     seed: int = 0
     threads: int = 2
+    teacher: str | None = None   # "gcide": definitions from that dictionary -> WordNet senses (adapt.teacher)
 
     def __post_init__(self) -> None:
         checks = {"minutes": self.minutes >= 0, "batch_size": self.batch_size >= 2, "max_length": self.max_length >= 8,
                   "learning_rate": self.learning_rate > 0, "keep_anchor": 0 <= self.keep_anchor <= 1, "warmup_fraction": 0 <= self.warmup_fraction < 1,
                   "scale": self.scale > 0, "max_pairs": self.max_pairs >= 1, "threads": self.threads >= 1, "mini_batch": self.mini_batch >= 0,
-                  "supervised_repeats": self.supervised_repeats >= 1}
+                  "supervised_repeats": self.supervised_repeats >= 1, "teacher": self.teacher in (None, "gcide")}
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise InputError(f"adapt: bad setting {bad[0]}={getattr(self, bad[0])!r}")

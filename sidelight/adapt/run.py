@@ -47,7 +47,18 @@ def pairs_sha256(pairs: list[Pair]) -> str:
 
 def training_pairs(index: "Index", cfg: AdaptConfig, queries: Mapping[str, str] | None = None,
                    qrels: Mapping[str, Mapping[str, int]] | None = None, progress: bool = True) -> list[Pair]:
-    """Inverse-cloze pairs from the corpus plus supervised pairs from training qrels, with negatives."""
+    """Inverse-cloze pairs from the corpus plus supervised pairs from training qrels, with negatives;
+    with `cfg.teacher`, the teacher's pairs (`adapt.teacher`, negatives their own) instead of cloze pairs."""
+    if cfg.teacher:
+        from ..corpus.sources import load_source
+        from .teacher import benchmark_descriptions, teacher_pairs
+
+        pairs = teacher_pairs(index, load_source(cfg.teacher), cfg.max_pairs, cfg.seed, benchmark_descriptions())
+        if not pairs:
+            raise InputError(f"adapt: teacher {cfg.teacher!r} gave no pairs for this index (it needs a dictionary "
+                             f"index such as wordnet-all)")
+        return pairs + (mine_negatives(index, qrels_pairs(index, queries or {}, qrels, cfg.supervised_repeats),
+                                       cfg.seed, progress) if qrels else [])
     pairs = corpus_pairs(index, cfg.max_pairs, cfg.seed, cfg.keep_anchor)
     if qrels:
         pairs += qrels_pairs(index, queries or {}, qrels, cfg.supervised_repeats)

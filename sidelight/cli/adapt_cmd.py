@@ -36,6 +36,9 @@ def register(sub) -> None:
                         f"memory); 0: the whole batch at once; default {defaults.mini_batch}")
     p.add_argument("--keep-anchor", type=float, default=defaults.keep_anchor,
                    help=f"share of cloze positives that keep their anchor sentence; default {defaults.keep_anchor:g}")
+    p.add_argument("--teacher", choices=["gcide"], default=None,
+                   help="pairs from another dictionary instead of inverse cloze: its definitions -> the index's "
+                        "senses of the word (WordNet-copied senses and benchmark wordings left out)")
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--threads", type=int, default=defaults.threads)
     p.add_argument("--force", action="store_true", help="replace an earlier adapted model in the folder")
@@ -59,7 +62,7 @@ def run_adapt(args: argparse.Namespace) -> int:
     cfg = AdaptConfig(minutes=args.minutes, batch_size=args.batch_size, max_length=args.max_length,
                       learning_rate=args.learning_rate, max_pairs=args.max_pairs,
                       hard_negatives=not args.no_hard_negatives, keep_anchor=args.keep_anchor, mini_batch=args.mini_batch,
-                      seed=args.seed, threads=args.threads)
+                      seed=args.seed, threads=args.threads, teacher=args.teacher)
     index = Index.load(args.index)
     queries = load_queries(args.train_queries) if args.train_queries else None
     qrels = read_qrels(args.train_qrels, set(index.corpus.ids))[0] if args.train_qrels else None

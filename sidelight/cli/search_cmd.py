@@ -10,7 +10,7 @@ from ..index import Index
 from ..index.defaults import default_method
 from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
 from ..methods import get_method, method_spec, method_specs
-from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
+from ..lanes.lookup import DEFAULT_PRIOR, PARTS_OF_SPEECH, PRIOR, default_lookup_method
 from .args import add_filter, add_json, add_top_k, check_top_k
 from .output import parse_filter, parse_params, print_hits, print_json, table
 
@@ -35,13 +35,15 @@ def register(sub) -> None:
                                     "result lists the records (senses) it came from, with their glosses.")
     lk.add_argument("index", type=Path)
     lk.add_argument("description")
-    lk.add_argument("-m", "--method", default="bm25", help="the method that ranks the records")
+    lk.add_argument("-m", "--method", default=None, help="the method that ranks the records (default: dense on an "
+                    "index with vectors, the pick on describe-v1; else bm25)")
     add_top_k(lk, 10, "words returned")
     lk.add_argument("--pos", choices=sorted(PARTS_OF_SPEECH), help="only senses of this part of speech")
     lk.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
-    lk.add_argument("--prior", type=float, default=0.0, metavar="W",
-                    help="add W * ln(1 + the word's frequency in the dictionary's tagged texts) to each word's "
-                         "score: common words first (0: off)")
+    lk.add_argument("--prior", type=float, default=None, metavar="W",
+                    help="add W * the word's ln(1 + frequency in the dictionary's tagged texts), over the largest "
+                         "among the first 100 words, to its min-max normalised score: common words first "
+                         f"(default on a dictionary index: {DEFAULT_PRIOR} with dense, 0 with bm25; 0: off)")
     add_json(lk)
     lk.set_defaults(func=run_lookup)
 
@@ -80,9 +82,12 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_lookup(args: argparse.Namespace) -> int:
     k = check_top_k(args)
-    get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
-    PRIOR.check("lookup", args.prior)
+    if args.method is not None:
+        get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
+    if args.prior is not None:
+        PRIOR.check("lookup", args.prior)
     index = Index.load(args.index)
+    args.method = args.method or default_lookup_method(index)
     words = index.lookup(args.description, k, args.method, args.pos, prior=args.prior, **parse_params(args.param))
     if args.json:
         print_json({"query": args.description, "method": args.method,

@@ -1,4 +1,4 @@
-"""Resolve a SOURCE argument to a corpus: `foldoc`, `wordnet` (nouns), `wordnet-all`, a BEIR folder,
+"""Resolve a SOURCE argument to a corpus: `foldoc`, `gcide`, `wordnet` (nouns), `wordnet-all`, a BEIR folder,
 a folder of documents (Markdown, HTML, text, PDF), a JSONL file, or a data set name."""
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ def load_source(spec: str, skip_unresolved: bool = False) -> Corpus:
         from .foldoc import load_foldoc
 
         return load_foldoc()
+    if spec == "gcide":
+        from .gcide import load_gcide
+
+        return load_gcide()
     if spec == "wordnet":
         from .wordnet import load_wordnet_nouns
 
@@ -49,7 +53,7 @@ def load_source(spec: str, skip_unresolved: bool = False) -> Corpus:
     if named.is_dir():
         return load_beir_corpus(named)
     raise MissingDataError(
-        f"unknown source {spec!r}: not 'foldoc', 'wordnet', 'wordnet-all', a BEIR folder, a folder of "
+        f"unknown source {spec!r}: not 'foldoc', 'gcide', 'wordnet', 'wordnet-all', a BEIR folder, a folder of "
         f"documents, a JSONL file, "
         f"or a data set under {data_dir()} (set SIDELIGHT_DATA to change that folder)"
     )

@@ -479,9 +479,9 @@ class Index:
                 advance(1)
         return Run(out, m.name, name=m.name)
 
-    def lookup(self, description: str, k: int = 10, method: str = "bm25", pos: str | None = None,
-               prior: float = 0.0, **params) -> Results:
-        """Words for a description (a reverse dictionary; `prior`: weight of the word-frequency prior;
+    def lookup(self, description: str, k: int = 10, method: str | None = None, pos: str | None = None,
+               prior: float | None = None, **params) -> Results:
+        """Words for a description (a reverse dictionary; `method`/`prior` None: the lookup defaults;
         see `sidelight.lanes.lookup`)."""
         from ..lanes.lookup import lookup
 

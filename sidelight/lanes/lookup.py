@@ -4,8 +4,12 @@ A dictionary index (e.g. `wordnet-all`) holds one record per sense with its word
 and aliases. `lookup` ranks records with any method, then ranks *words*: a word's score is the
 score of its best-ranked record, and each result lists the records (senses) it was found through,
 best first, with their glosses. Ties break by the word's first appearance in the record ranking,
-which is itself by score, then ascending record id. An optional frequency prior re-orders the
-first 100 words (`rank_words`), as the lab measures it.
+which is itself by score, then ascending record id. A frequency prior re-orders the first 100
+words (`rank_words`), as the lab measures it, on a scale that is the same for every method: the
+words' scores are min-max normalised over those words, and the prior adds W times the word's
+ln(1 + count) over the largest in them, so W = 0.1 lifts the commonest word by a tenth of the
+score range whatever the method. A dictionary index (records with `word_counts`) has it on by
+default at its method's `DEFAULT_PRIORS` weight; an index with vectors ranks records with `DEFAULT_METHOD`.
 """
 
 from __future__ import annotations
@@ -25,16 +29,37 @@ if TYPE_CHECKING:
 #: `pos=` names and the metadata values they admit (WordNet's adjective satellites are adjectives).
 PARTS_OF_SPEECH = {"noun": ("noun",), "verb": ("verb",), "adjective": ("adjective", "adjective satellite"),
                    "adverb": ("adverb",)}
-PRIOR = Param("prior", float, 0.0, "weight of ln(1 + the word's corpus frequency), added to its score", low=0.0)
+PRIOR = Param("prior", float, 0.0, "weight of the word's normalised ln(1 + corpus frequency), added to its "
+              "min-max normalised score", low=0.0)
+#: the default prior weight by the method ranking the senses, on all of describe-v1 as development data
+#: (`bench/lookup.py --choose`; README "Look up a word"): BM25 is best without it (MRR@10 0.052 at 0,
+#: 0.042 at 0.1); the dense weight is PROVISIONAL until the dense rows of that table are measured.
+DEFAULT_PRIORS = {"bm25": 0.0, "dense": 0.1}
+DEFAULT_PRIOR = DEFAULT_PRIORS["dense"]
+DEFAULT_METHOD = "dense"  # on an index with vectors; BM25 without
 MIN_DEPTH = 100  # records ranked before words are gathered (at least this many, and 20 per word
 # asked for), and the words a prior re-orders (at least this many, and every word asked for)
 
 
-def lookup(index: "Index", description: str, k: int = 10, method: str = "bm25", pos: str | None = None,
-           depth: int | None = None, prior: float = 0.0, **params) -> Results:
+def default_lookup_method(index: "Index") -> str:
+    """`DEFAULT_METHOD` on an index with vectors, else BM25."""
+    return DEFAULT_METHOD if index.dense is not None else "bm25"
+
+
+def default_prior(index: "Index", method: str) -> float:
+    """On a dictionary index (its first record has `word_counts`, as every `wordnet-all` record
+    does) the method's `DEFAULT_PRIORS` weight (`DEFAULT_PRIOR` for a method not there), else 0."""
+    recs = index.corpus.records
+    return DEFAULT_PRIORS.get(method, DEFAULT_PRIOR) if recs and "word_counts" in recs[0].metadata else 0.0
+
+
+def lookup(index: "Index", description: str, k: int = 10, method: str | None = None, pos: str | None = None,
+           depth: int | None = None, prior: float | None = None, **params) -> Results:
     """The k best words for `description`, each with the senses that carried it (`Hit.evidence["synsets"]`).
 
-    `prior` > 0 adds prior * ln(1 + the word's corpus frequency) to its score (see `rank_words`)."""
+    `method` None: `default_lookup_method`; `prior` None: `default_prior`, 0: off (see `rank_words`)."""
+    method, asked = method or default_lookup_method(index), prior is not None
+    prior = prior if asked else default_prior(index, method)
     if k < 1:
         raise InputError(f"lookup: k must be >= 1, got {k}")
     if pos is not None and pos not in PARTS_OF_SPEECH:
@@ -44,7 +69,7 @@ def lookup(index: "Index", description: str, k: int = 10, method: str = "bm25", 
     depth = depth or max(MIN_DEPTH, 20 * k)
     hits = index.search(description, method, depth, where=where, **params)
     records = [index.corpus.records[index.corpus.position[h.id]] for h in hits]
-    if prior and records and not any("word_counts" in r.metadata for r in records):
+    if asked and prior and records and not any("word_counts" in r.metadata for r in records):
         raise InputError("lookup: prior needs word frequencies (record metadata 'word_counts'), which this index "
                          "lacks; rebuild it (e.g. `sidelight index wordnet-all`) or leave prior at 0")
     words = rank_words(zip(records, (h.score for h in hits)), max(MIN_DEPTH, k), prior)[:k]
@@ -75,9 +100,10 @@ def rank_words(ranked: Iterable[tuple[Record, float]], pool: int, prior: float =
 
     Every pair is read, unless `until` (a lower-cased word) is given: then reading stops once it is
     gathered along with at least `pool` words. With `prior` > 0 the first `pool` words are
-    re-ordered by score + prior * ln(1 + count), count being the word's corpus frequency (record
-    metadata `word_counts`, aligned with `words_of`; 0 when absent), ties by first appearance; the
-    words after them keep their order. (A reverse dictionary's user mostly wants the common word
+    re-scored (s - min) / (max - min) + prior * ln(1 + count) / max ln(1 + count), min and max over
+    those words (a part is 0 when its max is 0 or all scores are equal), count being the word's
+    corpus frequency (record metadata `word_counts`, aligned with `words_of`; 0 when absent), and
+    re-ordered, ties by first appearance; the words after them keep their order and score. (A reverse dictionary's user mostly wants the common word
     for a thing, not a rare synonym.)"""
     words: dict[str, Word] = {}
     for rec, score in ranked:
@@ -91,9 +117,13 @@ def rank_words(ranked: Iterable[tuple[Record, float]], pool: int, prior: float =
         if until is not None and len(words) >= pool and until in words:
             break
     out = list(words.values())
-    if prior:
-        for w in out[:pool]:
-            w.score += prior * math.log1p(w.count)
+    if prior and out:
+        head = out[:pool]
+        low, high = min(w.score for w in head), max(w.score for w in head)
+        top = max(math.log1p(w.count) for w in head)
+        for w in head:
+            w.score = ((w.score - low) / (high - low) if high > low else 0.0) + \
+                (prior * math.log1p(w.count) / top if top > 0 else 0.0)
         out[:pool] = sorted(out[:pool], key=lambda w: -w.score)  # stable: ties keep first appearance
     return out
 

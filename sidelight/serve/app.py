@@ -305,7 +305,7 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
     async def lookup(request: Request) -> Response:
         a = _only(await _args(request), {"query", "k", "method", "pos", "prior"})
         return _json(await run_in_threadpool(lambda: service.lookup(
-            a.get("query"), a.get("k"), a.get("method") or "bm25", a.get("pos"), a.get("prior"),
+            a.get("query"), a.get("k"), a.get("method") or None, a.get("pos"), a.get("prior"),
             log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:

@@ -32,7 +32,7 @@ from ..lanes.channels import (
 )
 from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS, PassageSettings, with_passages
 from ..index.reading import MAX_PAGE_CHARS, PAGE_CHARS, links, read
-from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR
+from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR, default_lookup_method
 from ..methods import available_methods, check_params, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
 from . import budget as B
@@ -279,7 +279,7 @@ class Service:
         return self._finish(out, b)
 
     # -- lanes ----------------------------------------------------------------------------------------
-    def lookup(self, description: Any, k: Any = 10, method: Any = "bm25", pos: Any = None, prior: Any = None, *,
+    def lookup(self, description: Any, k: Any = 10, method: Any = None, pos: Any = None, prior: Any = None, *,
                log: bool = True) -> dict:
         """Words for a description (reverse dictionary); stores no trace. `log=False`: the read-only GET form."""
         return (self._logged if log else self._quiet)("lookup", description,
@@ -288,14 +288,14 @@ class Service:
     def _lookup(self, description, k, method, pos, prior) -> dict:
         q = check_query(description)
         k = check_int(k, "k", 1, MAX_K, 10)
-        method = self._known_method(method)
+        method = self._known_method(method or default_lookup_method(self.index))
         if "dense" in method_spec(method).needs and not self.dense.ready:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs the dense model, which is "
                            f"{self.dense.state}; use a lexical method")
         if pos not in (None, "", *PARTS_OF_SPEECH):
             raise ApiError(400, "bad_pos", f"pos must be one of {', '.join(PARTS_OF_SPEECH)}, got {pos!r}")
         try:
-            prior = PRIOR.check("lookup", 0.0 if prior in (None, "") else prior)
+            prior = None if prior in (None, "") else PRIOR.check("lookup", prior)
         except InputError as exc:
             raise ApiError(400, "bad_prior", str(exc)) from None
         words = self.index.lookup(q, k, method, pos or None, prior=prior)

@@ -70,7 +70,7 @@ LOOKUP = (
     "Find the word for a description (a reverse dictionary): use it when the user describes a thing, act or "
     "quality and wants its name, e.g. 'a tower by the sea with a bright lamp that warns ships'. Returns words "
     "ranked by their best sense (with each sense's id and gloss); pos limits to noun, verb, adjective or adverb; "
-    "prior > 0 (e.g. 0.01 with a dense method) puts common words first. Works on dictionary indexes such as wordnet-all. Stores no trace.")
+    "the frequency prior (on by default with dense; prior 0 turns it off) puts common words first. Works on dictionary indexes such as wordnet-all. Stores no trace.")
 
 CONNECTIONS = (
     "Serendipity lane: connections to the query's floor through certified markers, with a dial for how many "
@@ -176,8 +176,8 @@ def build_server(service: Service, name: str = "sidelight"):
 
     if service.offers_lookup():  # a tool is listed only where the index can serve it
         @server.tool(name="lookup", description=LOOKUP)
-        def lookup(query: str, k: IntArg = 10, method: str = "bm25", pos: str | None = None,
-                   prior: float = 0.0) -> dict[str, Any]:
+        def lookup(query: str, k: IntArg = 10, method: str | None = None, pos: str | None = None,
+                   prior: float | None = None) -> dict[str, Any]:
             return call(service.lookup, query, k, method, pos, prior)
 
     if service.offers_connections():

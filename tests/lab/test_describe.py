@@ -164,12 +164,16 @@ def test_a_describe_protocol_grids_the_word_frequency_prior(tmp_path):
     emb = FakeEmbedder("fake-a")
     for q in bench.subset("dev").queries:
         s = emb.encode(texts) @ emb.encode([bench.queries[q]], kind="query")[0]
-        best: dict[str, float] = {}  # the oracle: each word's best cosine, plus 0.5 ln(1 + count), ties by appearance
+        best: dict[str, float] = {}  # the oracle: each word's best cosine, min-max over the first 5 words,
+        # plus 0.5 ln(1 + count) / the largest ln(1 + count) in them, ties by appearance
         for i in sorted(range(len(texts)), key=lambda i: (-s[i], corpus.records[i].id)):
             for w in (corpus.records[i].title, *corpus.records[i].aliases):
                 best.setdefault(w, float(s[i]))
         assert ranks["dense-prior[prior=0.0]"][q]["ids"] == list(best)[:5]
-        head = sorted(list(best)[:5], key=lambda w: -(best[w] + 0.5 * math.log1p(counts.get(w, 0))))
+        five = list(best)[:5]
+        lo, hi = min(best[w] for w in five), max(best[w] for w in five)
+        top = max(math.log1p(counts.get(w, 0)) for w in five)
+        head = sorted(five, key=lambda w: -((best[w] - lo) / (hi - lo) + 0.5 * math.log1p(counts.get(w, 0)) / top))
         assert ranks["dense-prior[prior=0.5]"][q]["ids"] == head
     proto["methods"][1]["grid"]["prior"] = [-1.0]
     proto_path.write_text(json.dumps(proto))
