@@ -205,7 +205,8 @@ def _probe(a: argparse.Namespace) -> int:
         rows += read_questions(a.questions, set(index.corpus.ids), a.seed)
     write_probe(a.output, rows)
     for kind, n in summary["candidates"].items():
-        print(f"{kind}: {n} candidates after leak checks, {summary['kept'].get(kind, 0)} kept")
+        print(f"{kind}: {n} candidates after leak checks, {summary['ambiguous'][kind]} dropped as naming more "
+              f"than one document, {summary['kept'].get(kind, 0)} kept")
     s = summary["split"]
     print(f"split by target document (seed {a.seed}): dev {s['dev']['questions']} questions on "
           f"{s['dev']['documents']} documents, test {s['test']['questions']} on {s['test']['documents']}")

@@ -10,7 +10,8 @@ Three kinds, each row in the `collection` benchmark shape plus its `provenance`:
 
 Leak checks (as `benchmarks/relation-v1-check.py`): a question keeps no run of `RUN` tokens of any
 of the target's names, and a link-context question keeps at least `MIN_CONTENT` content tokens.
-The sample is seeded; the split is by target document (a hash of the id with the seed), so no
+A question that stands for more than one document (a heading many notes share, one sentence
+linking to several) is dropped. The sample is seeded; the split is by target document (a hash of the id with the seed), so no
 document is on both sides.
 """
 
@@ -174,7 +175,14 @@ def probe(records: list, seed: int = 0, max_per_kind: int | None = None) -> tupl
     by_id = {r.id: r for r in records}
     pools = {"link-context": list(link_questions(records, by_id)),
              "heading": list(heading_questions(records)), "alias": list(alias_questions(records))}
-    rows, summary = [], {"seed": seed, "candidates": {k: len(v) for k, v in pools.items()}}
+    rows, summary = [], {"seed": seed, "candidates": {k: len(v) for k, v in pools.items()}, "ambiguous": {}}
+    docs_of: dict[str, set] = {}
+    for q in (q for pool in pools.values() for q in pool):
+        docs_of.setdefault(q["query"].lower(), set()).add(q["doc"])
+    for kind in KINDS:  # a known item: a question that also stands for another document is dropped
+        unique = [q for q in pools[kind] if len(docs_of[q["query"].lower()]) == 1]
+        summary["ambiguous"][kind] = len(pools[kind]) - len(unique)
+        pools[kind] = unique
     for kind in KINDS:
         pool, seen = [], set()
         for q in pool_sorted(pools[kind]):
