@@ -145,7 +145,7 @@ def summarise(run: Path) -> dict:
     for lab, m in res["methods"].items():
         per[lab] = {"all": m["overall"][PRIMARY], "n": m["n_queries"],
                     **{k: v[PRIMARY] for k, v in sorted(m.get("by_type", {}).items())}}
-    contrasts = [{"baseline": c["baseline"], "candidate": c["candidate"], "difference": c.get("difference"),
-                  "ci": c.get("ci"), "p": c.get("p_value", c.get("p"))}
+    contrasts = [{"baseline": c["baseline"], "candidate": c["candidate"], "difference": c["difference"],
+                  "ci": [c["ci_low"], c["ci_high"]], "p_sign_flip": c["p_sign_flip"]}
                  for c in res["contrasts"] if c["baseline"] == "bm25"]
     return {"methods": per, "contrasts": contrasts, "graph_vs_rewired": graph_vs_rewired(res)}
