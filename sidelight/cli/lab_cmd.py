@@ -207,6 +207,8 @@ def _probe(a: argparse.Namespace) -> int:
     for kind, n in summary["candidates"].items():
         print(f"{kind}: {n} candidates after leak checks, {summary['ambiguous'][kind]} dropped as naming more "
               f"than one document, {summary['kept'].get(kind, 0)} kept")
+    for why, n in summary["dropped"].items():
+        print(f"  dropped by the checks ({why}): {n}")
     s = summary["split"]
     print(f"split by target document (seed {a.seed}): dev {s['dev']['questions']} questions on "
           f"{s['dev']['documents']} documents, test {s['test']['questions']} on {s['test']['documents']}")

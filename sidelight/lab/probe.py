@@ -125,7 +125,7 @@ def _section_of(record, anchor: str) -> list[str] | None:
     return None
 
 
-def link_questions(records: list, by_id: dict) -> Iterable[dict]:
+def link_questions(records: list, by_id: dict, dropped: Counter) -> Iterable[dict]:
     resolver = Resolver(r.id for r in records)
     for r in records:
         for i, link in enumerate((r.metadata or {}).get("links", [])):
@@ -137,6 +137,8 @@ def link_questions(records: list, by_id: dict) -> Iterable[dict]:
             names = names_of(t) + [str(link.get("target", "")), Path(str(link.get("target", ""))).stem]
             q = strip_name_runs(strip_names(ctx, names), names)
             if len(content(q)) < MIN_CONTENT or leaks(q, names):
+                dropped["link-context: under 4 content tokens" if len(content(q)) < MIN_CONTENT
+                        else "link-context: a run of a name left"] += 1
                 continue
             section = _section_of(t, str(link.get("anchor", "")))
             yield {"kind": "link-context", "query": " ".join(q), "doc": target, "section": section,
@@ -145,7 +147,7 @@ def link_questions(records: list, by_id: dict) -> Iterable[dict]:
                                   "anchor": link.get("anchor") or None}}
 
 
-def heading_questions(records: list) -> Iterable[dict]:
+def heading_questions(records: list, dropped: Counter) -> Iterable[dict]:
     for r in records:
         names = names_of(r)
         for sec in (r.metadata or {}).get("sections", []):
@@ -154,15 +156,17 @@ def heading_questions(records: list) -> Iterable[dict]:
                 continue
             q = strip_names(" ".join(heading[1:]), names)
             if len(content(q)) < 2 or leaks(q, names):
+                dropped["heading: under 2 content tokens or a name left"] += 1
                 continue
             yield {"kind": "heading", "query": " ".join(q), "doc": r.id, "section": heading,
                    "provenance": {"heading": heading, "lines": sec.get("lines")}}
 
 
-def alias_questions(records: list) -> Iterable[dict]:
+def alias_questions(records: list, dropped: Counter) -> Iterable[dict]:
     for r in records:
         for alias in r.aliases or ():
             if not alias or alias.lower() in r.title.lower() or not content(tokens(alias)):
+                dropped["alias: inside the title or stop words only"] += 1
                 continue
             yield {"kind": "alias", "query": alias, "doc": r.id, "section": None,
                    "provenance": {"alias": alias, "title": r.title}}
@@ -173,9 +177,11 @@ def probe(records: list, seed: int = 0, max_per_kind: int | None = None) -> tupl
     (candidates and kept per kind, dev/test documents)."""
     records = sorted(records, key=lambda r: r.id)
     by_id = {r.id: r for r in records}
-    pools = {"link-context": list(link_questions(records, by_id)),
-             "heading": list(heading_questions(records)), "alias": list(alias_questions(records))}
-    rows, summary = [], {"seed": seed, "candidates": {k: len(v) for k, v in pools.items()}, "ambiguous": {}}
+    dropped: Counter = Counter()
+    pools = {"link-context": list(link_questions(records, by_id, dropped)),
+             "heading": list(heading_questions(records, dropped)), "alias": list(alias_questions(records, dropped))}
+    rows, summary = [], {"seed": seed, "candidates": {k: len(v) for k, v in pools.items()}, "ambiguous": {},
+                         "dropped": dict(sorted(dropped.items()))}
     docs_of: dict[str, set] = {}
     for q in (q for pool in pools.values() for q in pool):
         docs_of.setdefault(q["query"].lower(), set()).add(q["doc"])
