@@ -22,8 +22,8 @@ from scipy.stats import spearmanr
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from bench._common import write_json  # noqa: E402
-from sidelight.index import Index  # noqa: E402
+from bench._common import write_json
+from sidelight.index import Index
 
 NOTES = HERE.parent / "benchmarks" / "notes-v1.jsonl"
 GRAPH = [("bm25+ppr", {"alpha": a, "lam": lam}) for a in (0.5, 0.8) for lam in (0.1, 0.25, 0.5)]

@@ -127,7 +127,7 @@ def graph_vs_rewired(result: dict) -> list[dict]:
     kinds = ["all"] + sorted(methods["bm25+ppr"].get("by_type", {}))
     rows = []
     for k in kinds:
-        def val(lab: str) -> float | None:
+        def val(lab: str, k: str = k) -> float | None:
             m = methods[lab]["overall"] if k == "all" else methods[lab].get("by_type", {}).get(k)
             return None if m is None else m[PRIMARY]
         vals = [v for v in (val(lab) for lab in rewired) if v is not None]

@@ -22,8 +22,8 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..corpus.links import Resolver
 from ..errors import InputError

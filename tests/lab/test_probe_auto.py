@@ -87,7 +87,7 @@ def test_names_removed_and_leaks_refused(tmp_path):
 
 def test_split_keeps_each_document_on_one_side(tmp_path):
     corpus = load_folder(make_vault(tmp_path / "v"))
-    rows, summary = probe(list(corpus.records), seed=5)
+    rows, _ = probe(list(corpus.records), seed=5)
     sides: dict[str, set] = {}
     for r in rows:
         sides.setdefault(r["targets"][0]["doc"], set()).add(r["split"])
