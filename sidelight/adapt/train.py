@@ -5,8 +5,9 @@ plus the mined hard negative). The loop is ours rather than `SentenceTransformer
 the budget is wall time (stop cleanly between steps, then export), the trainer would pull
 `datasets` and `accelerate` into the extra, and one thread with a fixed seed must give the same loss
 curve. Learning rate: linear warm-up, then linear decay to zero at the last step: the last the pairs
-allow, or (re-planned after `PLAN_AFTER` steps from their measured pace) the last the budget allows.
-Training ends at that step (or at the deadline, should the pace slow down).
+allow, or the last the budget allows, re-planned after every step from the pace of the last
+`PLAN_AFTER` steps (so slow first steps under load do not cut the run short, and a slowdown moves the
+end earlier). Training ends at that step (or at the deadline, should the pace slow down).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     start = time.monotonic()
     deadline = start + budget
+    stamps = deque([start], maxlen=PLAN_AFTER + 1)  # the end times of the last PLAN_AFTER steps
     with progress_bar(len(batches), "adapting", progress) as advance:
         for batch in batches:
             # past the planned steps the learning rate is zero: further steps would not change the model
@@ -118,9 +120,11 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
             log.steps += 1
             log.examples += len(batch)
             log.losses.append(float(loss.detach()))
-            if log.steps == PLAN_AFTER:
-                pace = (time.monotonic() - start) / log.steps
-                log.planned_steps = min(len(batches), int(budget / pace))
+            now = time.monotonic()
+            stamps.append(now)
+            if log.steps >= PLAN_AFTER:  # re-planned every step from the recent pace: a slow start is forgotten
+                pace = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+                log.planned_steps = min(len(batches), log.steps + max(1, int((deadline - now) / pace)))
             rate = log.examples / max(time.monotonic() - start, 1e-9)
             advance(1, f"loss {log.losses[-1]:.3f}, {rate:.0f} pairs/s")
     log.seconds = time.monotonic() - start

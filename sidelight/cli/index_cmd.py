@@ -183,7 +183,9 @@ def run_index(args: argparse.Namespace) -> int:
         index = ShardedIndex.write(corpus, args.output, args.shards, tok, params, dense=dense, force=args.force,
                                    progress=not args.quiet, builders=builders)
     else:
-        index = Index.write(corpus, args.output, tok, params, dense=dense, force=args.force, progress=not args.quiet)
+        source = {"source": {"folder": str(Path(folder).resolve()), "exclude": list(args.exclude or [])}} if folder else None
+        index = Index.write(corpus, args.output, tok, params, dense=dense, force=args.force, progress=not args.quiet,
+                            extra=source)
     shards = f" in {args.shards} shards {index.manifest['shards']['records']}" if args.shards else ""
     print(f"indexed {len(corpus)} records, {len(corpus.edges)} edges, {index.lexical.n_terms} terms{shards} -> {args.output}")
     if index.dense is not None:

@@ -64,6 +64,22 @@ def register(sub) -> None:
     s.add_argument("--seed", type=int, default=20240602)
     s.set_defaults(func=_packets)
 
+    s = lab.add_parser("probe", help="known-item questions drawn from an index's own links, headings and aliases")
+    s.add_argument("index", type=Path)
+    add_output(s, "the questions file to write (JSONL, collection benchmark shape)", required=True)
+    s.add_argument("--seed", type=int, default=0, help="sample and dev/test split seed (default 0)")
+    s.add_argument("--max", type=int, default=400, help="at most this many questions per kind (default 400)")
+    s.add_argument("--questions", type=Path, help="your own questions (same shape) to add")
+    s.set_defaults(func=_probe)
+
+    s = lab.add_parser("auto", help="select a method for an index on probe questions and store it as its default")
+    s.add_argument("index", type=Path)
+    s.add_argument("--probe", type=Path, help="questions from `lab probe` (default: drawn now, seed 0)")
+    add_output(s, "run folder to create (default INDEX-lab)", required=False)
+    s.add_argument("--adapt", type=float, metavar="MINUTES",
+                   help="not available yet: an adapted dense model is not among the candidates")
+    s.set_defaults(func=_auto)
+
     s = lab.add_parser("score-packets", help="mechanically score returned reader answers")
     s.add_argument("packets", type=Path)
     s.add_argument("answers", type=Path)
@@ -194,4 +210,56 @@ def _score_packets(a: argparse.Namespace) -> int:
     from .output import print_json
 
     print_json(score_answers(a.packets, a.answers))
+    return 0
+
+
+def _probe(a: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..index import Index
+    from ..lab.probe import probe, read_questions, write_probe
+
+    if a.max is not None and a.max < 1:
+        raise InputError(f"--max must be >= 1, got {a.max}")
+    index = Index.load(a.index)
+    rows, summary = probe(list(index.corpus.records), a.seed, a.max)
+    if a.questions is not None:
+        if not a.questions.is_file():
+            raise InputError(f"--questions {a.questions}: no such file")
+        rows += read_questions(a.questions, set(index.corpus.ids), a.seed)
+    write_probe(a.output, rows)
+    for kind, n in summary["candidates"].items():
+        print(f"{kind}: {n} candidates after leak checks, {summary['ambiguous'][kind]} dropped as naming more "
+              f"than one document, {summary['kept'].get(kind, 0)} kept")
+    for why, n in summary["dropped"].items():
+        print(f"  dropped by the checks ({why}): {n}")
+    s = summary["split"]
+    print(f"split by target document (seed {a.seed}): dev {s['dev']['questions']} questions on "
+          f"{s['dev']['documents']} documents, test {s['test']['questions']} on {s['test']['documents']}")
+    print(f"{len(rows)} questions -> {a.output}")
+    return 0
+
+
+def _auto(a: argparse.Namespace) -> int:
+    import json
+
+    from ..errors import InputError
+    from ..lab import auto
+    from ..lab.runner import run_all
+
+    if a.adapt is not None:
+        raise InputError("--adapt is not available yet: run `sidelight adapt` and index with its model instead")
+    out = a.output or a.index.with_name(a.index.name + "-lab")
+    protocol = auto.prepare(a.index, out, a.probe)
+    run_all(protocol, out, verbose=True)
+    _print_table(out)
+    pick = auto.chosen(out)
+    summary = auto.summarise(out)
+    default = auto.store_default(a.index, out, pick)
+    (out / "auto.json").write_text(json.dumps({"pick": pick, "default": default, **summary}, indent=2))
+    for row in summary["graph_vs_rewired"]:
+        print(f"bm25+ppr vs rewired ({row['kind']}): {row['bm25+ppr']:.4f} vs {row['rewired_mean']:.4f} "
+              f"({row['difference']:+.4f})")
+    print(f"pick: {pick['note']}")
+    print(f"default of {a.index}: {default['method']} {json.dumps(default['params'])} ({default['source']})")
+    print(f"report: {out / 'report.md'} and {out / 'report.html'}")
     return 0

@@ -193,15 +193,16 @@ class Index:
     @classmethod
     def write(cls, corpus: Corpus, path: Path, tokenizer: TokenizerConfig = TokenizerConfig(),
               params: BM25Params = BM25Params(), dense: DenseStore | None = None, force: bool = False,
-              progress: bool = True) -> "Index":
+              progress: bool = True, extra: dict | None = None) -> "Index":
         """Build the index of `corpus` straight into a new generation at `path`, and open it.
 
         The folder is the one `build(corpus, ...).save(path)` writes, file for file, but the postings
         are counted and weighed in blocks (`sidelight.structures.blocks`), so memory grows with one
-        block and the vocabulary, not with the corpus. `dense`: vectors to store with it.
+        block and the vocabulary, not with the corpus. `dense`: vectors to store with it; `extra`:
+        manifest keys kept with the index (`KEPT_KEYS`: where it came from, its default method).
         """
         lexical = _LexicalFolder(corpus, tokenizer, params, progress)
-        cls(corpus, lexical, dense=dense).save(path, force)  # type: ignore[arg-type]
+        cls(corpus, lexical, dense=dense, manifest=dict(extra or {})).save(path, force)  # type: ignore[arg-type]
         return cls.load(path)
 
     def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
@@ -239,6 +240,7 @@ class Index:
         return path
 
     def _write_generation(self, tmp: Path) -> None:
+        kept = {k: self.manifest[k] for k in KEPT_KEYS if k in (self.manifest or {})}  # carried to every generation
         content = hashlib.sha256()
         # the records (Python) are written while the lexical build runs its compiled kernels, which
         # release the GIL: separate files, so the folder is the same as one after the other
@@ -261,6 +263,7 @@ class Index:
         }
         if dense is not None:
             self.manifest["dense"] = dense
+        self.manifest.update(kept)
         store.write_manifest(tmp, self.manifest)
 
     @classmethod
@@ -508,6 +511,11 @@ class _LexicalFolder:
         texts = (self.corpus.indexed_text(r) for r in self.corpus.records)
         with progress_bar(len(self.corpus), f"indexing {self.corpus.name}", self.progress) as advance:
             return build_lexical_folder(texts, folder, self.tokenizer, self.params, advance)
+
+
+#: manifest keys a new generation carries over: the source folder (`sidelight index FOLDER`) and the
+#: default method (`sidelight lab auto`)
+KEPT_KEYS = ("source", "default")
 
 
 def warm_kernels() -> None:

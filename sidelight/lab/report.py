@@ -129,6 +129,14 @@ def _blocks(run: Path) -> list[tuple]:
             if trows:
                 B.append(("p", f"Queries: {t}" + (" (the seeded sample)" if t == "sample" else " judged test queries")))
                 B.append(("table", ["Method", "relevant first"] + ms, trows))
+    if proto.kind == "collection":  # per question kind (probe questions: link-context, heading, alias)
+        kinds = sorted({k for info in res["methods"].values() for k in info.get("by_type", {})})
+        B.append(("p", f"{primary} per question kind (n: " + ", ".join(
+            f"{k} {res['methods'][next(iter(res['methods']))]['by_type'].get(k, {}).get('n_queries', 0)}"
+            for k in kinds) + ")."))
+        B.append(("table", ["Method"] + kinds,
+                  [[lab] + [_fmt(info["by_type"][k].get(primary), primary) if k in info.get("by_type", {}) else "–"
+                            for k in kinds] for lab, info in res["methods"].items()]))
     if res.get("pick"):
         pk = res["pick"]
         B.append(("p", f"Pick (chosen on dev {pk['metric']}, a fused method only when it beats every single lane): "

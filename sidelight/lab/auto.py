@@ -1,0 +1,151 @@
+"""`sidelight lab auto IDX`: the lab over a user's own index, and its pick stored as the index's default.
+
+It writes a protocol over probe questions (`lab.probe`) into the run folder, pinning the probe
+file's hash and the index's corpus hash, runs it through the ordinary runner (freeze, dev
+selection, one test scoring, report), and writes the dev pick into the index's manifest as
+`default` = {method, params, source} in a new generation under the index's writer lock.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import InputError
+from ..index import Index
+from .probe import probe, write_probe
+
+GRAPH = {"bm25+ppr": {"alpha": [0.5, 0.8], "lam": [0.1, 0.25, 0.5]}}
+HYBRID = {"alpha": [0.3, 0.5, 0.7], "norm": ["minmax", "zscore"]}
+REWIRE_SEEDS = [1, 2, 3]
+PICK = "auto"
+PRIMARY = "mrr@10"
+
+
+def index_source(index: Index) -> dict:
+    """The folder the index was built from (`manifest["source"]`, written by `sidelight index FOLDER`)."""
+    src = index.manifest.get("source")
+    if not isinstance(src, dict) or not src.get("folder"):
+        raise InputError(f"{index.path}: the index does not say which folder it was built from; "
+                         "rebuild it with `sidelight index FOLDER -o IDX`")
+    if not Path(src["folder"]).is_dir():
+        raise InputError(f"{index.path}: its source folder {src['folder']} is gone")
+    return src
+
+
+def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | None) -> dict:
+    """The frozen design: every candidate, its grid, the pick, the contrasts and rewired controls."""
+    src = index_source(index)
+    lex = index.manifest.get("lexical", {})
+    methods: list[dict] = [{"name": "bm25"}, {"name": "tfidf"}, {"name": "bm25+ppr", "grid": GRAPH["bm25+ppr"]},
+                           {"name": "bm25+ppr:rewire", "params_from": "bm25+ppr",
+                            "seeds": {"param": "seed", "values": REWIRE_SEEDS}}]
+    singles, fused = ["bm25", "tfidf", "bm25+ppr"], []
+    if dense:
+        methods += [{"name": "dense"}, {"name": "rrf"}, {"name": "hybrid-linear", "grid": HYBRID}]
+        singles.append("dense")
+        fused = ["rrf", "hybrid-linear"]
+    index_spec: dict = {"tokenizer": lex.get("tokenizer", {}), "bm25": lex.get("bm25", {})}
+    if dense:
+        index_spec["dense"] = dense
+    return {
+        "name": f"auto-{Path(index.path).name}",
+        "description": f"lab auto over {index.path}: probe questions drawn from the collection itself "
+                       "(link sentences, headings, aliases); the dev pick becomes the index's default method.",
+        "corpus": {"source": src["folder"], "exclude": list(src.get("exclude") or []),
+                   "content_hash": index.manifest["corpus"]["hash"]},
+        "index": index_spec,
+        "benchmark": {"kind": "collection", "path": probe_path.name, "sha256": probe_sha},
+        "depth": 100,
+        "metrics": {"primary": PRIMARY, "secondary": ["hit@1", "hit@10", "hit@100"]},
+        "methods": methods,
+        "selection": {"split": "dev", "metric": PRIMARY,
+                      "tie_break": {"bm25+ppr": [["lam", "asc"], ["alpha", "desc"]],
+                                    **({"hybrid-linear": [["alpha", "desc"]]} if dense else {})}},
+        "pick": {"name": PICK, "singles": singles, "fused": fused},
+        "statistics": {"seed": 127300, "n_resamples": 2000, "n_flips": 2000, "confidence": 0.95},
+        "primary_contrast": {"baseline": "bm25", "candidate": "bm25+ppr"},
+    }
+
+
+def dense_spec(index: Index) -> str | None:
+    """The embedding model spec of the index's vectors, or None."""
+    if index.dense is None:
+        return None
+    return str(getattr(index.dense, "spec", None) or index.manifest.get("dense", {}).get("spec") or "") or None
+
+
+def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0, max_per_kind: int | None = 400) -> Path:
+    """Write RUNDIR/probe.jsonl and RUNDIR/protocol.json; returns the protocol's path."""
+    from .runner import sha256_of
+
+    index = Index.load(index_path)
+    index_source(index)
+    out.mkdir(parents=True, exist_ok=True)
+    if any(out.iterdir()):
+        raise InputError(f"{out} is not empty: lab auto writes a new run folder")
+    target = out / "probe.jsonl"
+    if probe_file is not None:
+        if not Path(probe_file).is_file():
+            raise InputError(f"--probe {probe_file}: no such file")
+        target.write_bytes(Path(probe_file).read_bytes())
+    else:
+        rows, summary = probe(list(index.corpus.records), seed, max_per_kind)
+        write_probe(target, rows)
+        (out / "probe-summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+    proto = protocol_for(index, target, sha256_of(target), dense_spec(index))
+    path = out / "protocol.json"
+    path.write_text(json.dumps(proto, indent=2))
+    return path
+
+
+def chosen(run: Path) -> dict:
+    """{method, params, label, dev value, n dev questions} of the run's dev pick."""
+    sel = json.loads((run / "dev" / "selection.json").read_text())
+    dev = json.loads((run / "dev" / "result.json").read_text())
+    pk = sel["pick"]
+    info = dev["methods"][pk["chosen"]]
+    return {"label": pk["chosen"], "method": info["method"], "params": info["params"],
+            "value": pk["dev"][pk["chosen"]], "n_dev": info["n_queries"], "note": pk["note"]}
+
+
+def store_default(index_path: Path, run: Path, pick: dict) -> dict:
+    """Write the pick into the index's manifest as `default`, as a new generation under its writer lock."""
+    source = f"lab auto {run} (dev {PRIMARY} {pick['value']:.4f} on {pick['n_dev']} probe questions)"
+    default = {"method": pick["method"], "params": pick["params"], "source": source}
+    with Index.edit(index_path) as index:
+        index.manifest["default"] = default
+    return default
+
+
+def graph_vs_rewired(result: dict) -> list[dict]:
+    """bm25+ppr against the mean of its rewired controls, overall and per question kind."""
+    methods = result["methods"]
+    rewired = [lab for lab, m in methods.items() if m.get("group") == "bm25+ppr:rewire"]
+    if "bm25+ppr" not in methods or not rewired:
+        return []
+    kinds = ["all"] + sorted(methods["bm25+ppr"].get("by_type", {}))
+    rows = []
+    for k in kinds:
+        def val(lab: str, k: str = k) -> float | None:
+            m = methods[lab]["overall"] if k == "all" else methods[lab].get("by_type", {}).get(k)
+            return None if m is None else m[PRIMARY]
+        vals = [v for v in (val(lab) for lab in rewired) if v is not None]
+        graph = val("bm25+ppr")
+        if graph is not None and vals:
+            rows.append({"kind": k, "bm25+ppr": graph, "rewired_mean": sum(vals) / len(vals),
+                         "difference": graph - sum(vals) / len(vals)})
+    return rows
+
+
+def summarise(run: Path) -> dict:
+    """Per-method test figures (overall and per kind), contrasts against BM25, graph vs rewired."""
+    res = json.loads((run / "test" / "result.json").read_text())
+    per = {}
+    for lab, m in res["methods"].items():
+        per[lab] = {"all": m["overall"][PRIMARY], "n": m["n_queries"],
+                    **{k: v[PRIMARY] for k, v in sorted(m.get("by_type", {}).items())}}
+    contrasts = [{"baseline": c["baseline"], "candidate": c["candidate"], "difference": c["difference"],
+                  "ci": [c["ci_low"], c["ci_high"]], "p_sign_flip": c["p_sign_flip"]}
+                 for c in res["contrasts"] if c["baseline"] == "bm25"]
+    return {"methods": per, "contrasts": contrasts, "graph_vs_rewired": graph_vs_rewired(res)}

@@ -1,0 +1,128 @@
+"""`lab probe` and `lab auto` on a hand-made vault: each kind of question with the target worked out
+by hand from the files, names removed, no document on both sides of the split, and the pick
+stored as the index's default and used by `search`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sidelight.cli import main
+from sidelight.corpus.folder import load_folder
+from sidelight.index import Index
+from sidelight.index.defaults import default_method
+from sidelight.lab.probe import leaks, probe, split_of, strip_names, tokens
+
+GARDEN = """\
+---
+aliases: [Vegetable Patch, Garden]
+---
+# Garden Plan
+Where the beds go.
+
+## Watering Schedule
+Water the tomatoes at dawn, the beans every second evening.
+"""
+
+KITCHEN = """\
+# Kitchen Notes
+The seasonal harvest from [[Garden Plan#Watering Schedule|the garden plan]] decides which soups we cook every week.
+Our bread recipe sits beside the oven thermometer and flour scale.
+"""
+
+TOPICS = ["Bicycle Repair", "Coffee Brewing", "Mountain Hiking", "Piano Practice", "Tax Returns",
+          "Bird Watching", "Book Club", "Home Network"]
+
+
+def make_vault(root):
+    root.mkdir()
+    (root / "Garden Plan.md").write_text(GARDEN)
+    (root / "Kitchen.md").write_text(KITCHEN)
+    for i, t in enumerate(TOPICS):
+        nxt = TOPICS[(i + 1) % len(TOPICS)]
+        (root / f"{t}.md").write_text(
+            f"---\naliases: [Topic {i} notebook]\n---\n# {t}\nNotes about {t.lower()} and its habits.\n\n"
+            f"## {t.split()[0]} checklist steps\nFirst check the tools, then the plan for {t.lower()}.\n\n"
+            f"I keep loose reminders about weekend errands near [[{nxt}]] whenever possible.\n")
+    return root
+
+
+def test_every_kind_with_its_hand_worked_target(tmp_path):
+    corpus = load_folder(make_vault(tmp_path / "v"))
+    rows, summary = probe(list(corpus.records), seed=3)
+    by = {(r["kind"], r["query"]): r for r in rows}
+    # link context: the sentence in Kitchen.md, the target's names and the link text removed
+    q = "the seasonal harvest from the decides which soups we cook every week"  # link text "the garden plan"
+    assert by[("link-context", q)]["targets"] == [{"doc": "Garden Plan.md", "section": ["Garden Plan", "Watering Schedule"]}]
+    assert by[("link-context", q)]["provenance"]["source"] == "Kitchen.md"
+    # heading: the section's path without the document's own name
+    assert by[("heading", "watering schedule")]["targets"] == [
+        {"doc": "Garden Plan.md", "section": ["Garden Plan", "Watering Schedule"]}]
+    # alias: "Vegetable Patch" is not in the title; "Garden" is, so it is no question
+    assert by[("alias", "Vegetable Patch")]["targets"] == [{"doc": "Garden Plan.md", "section": None}]
+    assert ("alias", "Garden") not in by
+    assert summary["kept"] == {k: sum(r["kind"] == k for r in rows) for k in ("link-context", "heading", "alias")}
+    for r in rows:  # shape of the collection benchmark; family is the target document
+        assert r["family"] == r["targets"][0]["doc"] and r["anchor"] is None and r["split"] in ("dev", "test")
+
+
+def test_names_removed_and_leaks_refused(tmp_path):
+    corpus = load_folder(make_vault(tmp_path / "v"))
+    rows, _ = probe(list(corpus.records), seed=3)
+    by_id = {r.id: r for r in corpus.records}
+    for r in rows:
+        if r["kind"] != "link-context":
+            continue
+        t = by_id[r["targets"][0]["doc"]]
+        q = tokens(r["query"])
+        for name in [t.title, *t.aliases]:
+            n = tokens(name)
+            assert not any(q[i:i + len(n)] == n for i in range(len(q))), (r["query"], name)
+        assert len([w for w in q if w not in {"the", "a", "of"}]) >= 4
+    assert strip_names("See Garden Plan and the garden plan today", ["Garden Plan"]) == ["see", "and", "the", "today"]
+    assert leaks(tokens("one two three four five"), ["x two three four five y"])
+    assert not leaks(tokens("one two three"), ["two three four five"])
+
+
+def test_split_keeps_each_document_on_one_side(tmp_path):
+    corpus = load_folder(make_vault(tmp_path / "v"))
+    rows, _ = probe(list(corpus.records), seed=5)
+    sides: dict[str, set] = {}
+    for r in rows:
+        sides.setdefault(r["targets"][0]["doc"], set()).add(r["split"])
+        assert r["split"] == split_of(r["targets"][0]["doc"], 5)
+    assert all(len(s) == 1 for s in sides.values())
+    assert probe(list(corpus.records), seed=5)[0] == rows  # deterministic
+
+
+def test_auto_stores_the_pick_and_search_uses_it(tmp_path, capsys):
+    vault, idx, run = make_vault(tmp_path / "v"), tmp_path / "idx", tmp_path / "run"
+    assert main(["index", str(vault), "-o", str(idx), "-q"]) == 0
+    assert Index.load(idx).manifest["source"] == {"folder": str(vault.resolve()), "exclude": []}
+    probe_file = tmp_path / "probe.jsonl"
+    assert main(["lab", "probe", str(idx), "-o", str(probe_file), "--seed", "0"]) == 0
+    rows = [json.loads(x) for x in probe_file.read_text().splitlines()]
+    if {r["split"] for r in rows} != {"dev", "test"}:
+        pytest.skip("this seed puts every target on one side")
+    assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(run)]) == 0
+    stored = Index.load(idx).manifest["default"]
+    sel = json.loads((run / "dev" / "selection.json").read_text())
+    assert stored["method"] == json.loads((run / "dev" / "result.json").read_text())["methods"][sel["pick"]["chosen"]]["method"]
+    assert stored["source"].startswith(f"lab auto {run} (dev mrr@10 ")
+    assert default_method(Index.load(idx)).method == stored["method"]
+    assert (run / "report.md").is_file() and (run / "report.html").is_file()
+    capsys.readouterr()
+    assert main(["methods", str(idx)]) == 0
+    assert "lab auto" in capsys.readouterr().out
+    assert main(["index", str(vault), "-o", str(idx), "--update", "-q"]) == 0  # a sync keeps the default
+    assert Index.load(idx).manifest["default"] == stored
+
+
+def test_bad_input_is_one_line(tmp_path, capsys):
+    vault, idx = make_vault(tmp_path / "v"), tmp_path / "idx"
+    assert main(["index", str(vault), "-o", str(idx), "-q"]) == 0
+    assert main(["lab", "probe", str(idx), "-o", str(tmp_path / "p.jsonl"), "--max", "0"]) == 2
+    assert main(["lab", "auto", str(idx), "--probe", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].count("\n") == 0 and "missing.jsonl" in err[-1]
