@@ -71,6 +71,8 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "page": ("--page", 1, 1_000_000),
     "page_chars": ("--page-chars", 1, 100_000),
     "hops": ("--hops", 1, 2),
+    "max": ("--max", 1, 1_000_000),
+    "adapt": ("--adapt", 0, 24 * 60),
 }
 
 
