@@ -30,7 +30,7 @@ def register(sub) -> None:
                         "(default: the file's path, relative to the page)")
     p.add_argument("--lean", action="store_true",
                    help="BM25, TF-IDF and the graph lanes only: no model and no ONNX runtime in the page "
-                        "(a few hundred KB for a small vault instead of ~35 MB with the model)")
+                        "(the page then needs no model download: see the README for its size)")
     p.set_defaults(func=run_export)
 
 
