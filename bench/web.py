@@ -1,6 +1,7 @@
 """The exported page (`sidelight export-web`) in headless Chromium: size, load, query time, parity.
 
     python bench/web.py [--json bench/results/web.json] [--loads 3] [--screenshot docs/web-page.png]
+    python bench/web.py --lean INDEX [INDEX_WITH_VECTORS] [--json bench/results/web-lean.json]
 
 Two sites, each opened from disk (file://) in Debian's Chromium, the worker on one thread:
 
@@ -19,6 +20,10 @@ vectors on both sides: same top-10 ids in order, scores within 1e-6 relative, sa
 paths); the cosine of the page's own query vectors to Python's on 20 queries; and the same dense
 parity with `--vectors float16`, which halves the vectors: how many top-10 lists differ from
 Python's (its scores differ from Python's float32 cosines by design).
+
+With `--lean`: the page of an index exported full and with `--lean` (BM25 and the graph lanes,
+no model, no ONNX runtime): size and navigation start -> first search done over every method
+the page offers (median of `--loads`; the full page waits for its model first).
 """
 
 from __future__ import annotations
@@ -81,6 +86,8 @@ def load_times(driver, site: Path, loads: int) -> dict:
     for _ in range(loads):
         driver.get("about:blank")
         t = open_page(driver, site, model=True)
+        if "error" in t:
+            raise RuntimeError(f"{site}: {t['error']}")
         t["first_search_ms"] = driver.execute_async_script(
             "const done = arguments[arguments.length - 1];"
             "window.sidelight.search('a first question', window.sidelight.manifest.methods_offered, 10)"
@@ -137,13 +144,57 @@ def measure(name: str, index: Index, queries: list[str], driver, loads: int, sho
     return out
 
 
+def one_vector_copy(path: Path) -> Path:
+    """A copy of the index at `path` with one MiniLM vector per record (the page scores no section
+    windows, which a folder's notes get by default), built once under .cache/bench/web."""
+    index = Index.load(path)
+    if index.dense is not None and index.dense.passages is None:
+        return path
+    copy = CACHE / f"{path.name}-one-vector"
+    if not copy.exists():
+        import sidelight.index.index as built
+
+        keep, built.section_passages = built.section_passages, lambda corpus, stride=64: None
+        try:  # a bench copy: one window per record, the first 256 wordpieces
+            index.add_dense(progress=False)
+        finally:
+            built.section_passages = keep
+        index.save(copy)
+    return copy
+
+
+def lean_vs_full(paths: list[Path], driver, loads: int) -> dict:
+    """Size (MB) and load-to-first-search (ms) of the full and the --lean export of each index."""
+    out = {}
+    work = Path(tempfile.mkdtemp(prefix="web-lean-"))
+    for n, path in enumerate(one_vector_copy(p) for p in paths):
+        for lean in (False, True):
+            site = work / f"site{n}{'-lean' if lean else ''}"
+            report = export_web(path, site, lean=lean)
+            out[f"{path.name}{' --lean' if lean else ''}"] = {
+                "index": str(path), "methods": report.methods, "site_mb": round(report.total_bytes / 1e6, 2),
+                "load_ms": load_times(driver, site, loads)}
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
     ap.add_argument("--loads", type=int, default=3, help="fresh page loads per site (median)")
     ap.add_argument("--screenshot", type=Path, default=None, help="save the FOLDOC page after a search here (PNG)")
     ap.add_argument("--sites", default="scifact,foldoc")
+    ap.add_argument("--lean", type=Path, nargs="+", default=None, metavar="INDEX",
+                    help="only compare the full and the --lean export of these indexes")
     args = ap.parse_args()
+    if args.lean:
+        with chromium() as driver:
+            res = lean_vs_full(args.lean, driver, args.loads)
+        print_table(["export", "methods", "MB", "index set-up ms", "model ms", "first search ms"],
+                    [[k, len(r["methods"]), r["site_mb"], r["load_ms"]["index_setup_ms"],
+                      r["load_ms"].get("model_setup_ms", "-"), r["load_ms"]["first_search_ms"]] for k, r in res.items()])
+        if args.json:
+            write_json(args.json, {"lean_vs_full": res, "chromium": "Debian chromium, headless, worker on 1 thread"})
+        return 0
     sites = {"scifact": scifact, "foldoc": foldoc}
     results = {}
     with chromium() as driver:

@@ -183,7 +183,11 @@ def run_serve(args: argparse.Namespace) -> int:
         console.print(f"the exported page: http://{args.host}:{args.port}/site/")
     if token is not None:
         console.print("access token required: header 'Authorization: Bearer TOKEN'; a browser opens /?token=TOKEN once")
+    from ..serve.shutdown import exit_now, exit_on_sigterm
+
+    exit_on_sigterm(service)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    exit_now(service, 0)  # see sidelight.serve.shutdown: never finalize around a loading model
     return 0
 
 
@@ -196,7 +200,11 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     service = _service(args, "mcp")
     service.retention = RetentionThread(service, retention_of(args)).start()
+    from ..serve.shutdown import exit_now, exit_on_sigterm
+
+    exit_on_sigterm(service)
     run(service, http_port=args.http, host=args.host, allowed_hosts=hosts, access_token=token)
+    exit_now(service, 0)  # stdin closed or the HTTP server stopped: see sidelight.serve.shutdown
     return 0
 
 

@@ -24,6 +24,13 @@ def register(sub) -> None:
                    help="stored vector type: float32 reproduces Python's dense rankings; float16 halves them")
     p.add_argument("--max-mb", type=float, default=None, help="refuse a page larger than this (default 256 MB)")
     p.add_argument("--force", action="store_true", help="replace an earlier export in the same folder")
+    p.add_argument("--link-template", metavar="URL",
+                   help="where a hit's title links: {path} and {anchor} are replaced (URL-encoded), e.g. "
+                        "'obsidian://open?vault=NAME&file={path}' or 'https://site/{path}#{anchor}' "
+                        "(default: the file's path, relative to the page)")
+    p.add_argument("--lean", action="store_true",
+                   help="BM25, TF-IDF and the graph lanes only: no model and no ONNX runtime in the page "
+                        "(the page then needs no model download: see the README for its size)")
     p.set_defaults(func=run_export)
 
 
@@ -31,7 +38,8 @@ def run_export(args: argparse.Namespace) -> int:
     from ..web.export import DEFAULT_MAX_MB, export_web
 
     r = export_web(args.index, args.output, lab=args.lab, snippet=args.snippet, vectors=args.vectors,
-                   max_mb=DEFAULT_MAX_MB if args.max_mb is None else args.max_mb, force=args.force)
+                   max_mb=DEFAULT_MAX_MB if args.max_mb is None else args.max_mb, force=args.force,
+                   link_template=args.link_template, lean=args.lean)
     rows = [(name, f"{size / 1e6:,.2f}") for name, size in sorted(r.files.items(), key=lambda kv: -kv[1])[:8]]
     table(f"{args.output}: the largest of {len(r.files)} files", ["file", "MB"], rows, [False, True])
     print(f"wrote {args.output}/index.html: {r.total_bytes / 1e6:,.1f} MB, methods {', '.join(r.methods)}; "

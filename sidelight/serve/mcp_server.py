@@ -96,15 +96,39 @@ LINKS = (
 
 
 def lean(out: dict) -> dict:
-    """A channels reply without what never changes between calls: the lane descriptions (they are in this
-    tool's description) and each lane's fixed settings (its parameters, but the anchors and cue it chose)."""
+    """A channels reply without what never changes between calls or only explains a score: the lane
+    descriptions (they are in this tool's description), each lane's fixed settings (its parameters, but
+    the anchors and cue it chose), a relation hit's score parts (and its seed where its path starts there), the timings and the stages that ran
+    (those skipped stay, with their reason); scores to 4 decimals."""
     out.pop("descriptions", None)
+    out.pop("timings_ms", None)
+    if isinstance(out.get("stages"), list):
+        out["stages"] = [st for st in out["stages"] if not (isinstance(st, dict) and st.get("status") == "done")]
     for name in ("lexical", "dense", "relation"):
         lane = out.get(name)
         if isinstance(lane, dict):
             params = lane.get("params") or {}
             lane["params"] = {k: params[k] for k in ("anchors", "cue") if k in params}
+            for hit in lane.get("hits") or []:
+                if isinstance(hit, dict):
+                    hit.pop("parts", None)
+                    path = hit.get("path")
+                    if path and isinstance(path[0], dict) and path[0].get("source") == hit.get("seed"):
+                        hit.pop("seed")  # the path starts at it
+                    if isinstance(hit.get("score"), float):
+                        hit["score"] = round(hit["score"], 4)
     return out
+
+
+def compact(result):
+    """A tool reply's text content as compact JSON (the SDK indents it: a third of the bytes are spaces)."""
+    from mcp.types import CallToolResult, TextContent
+
+    data = getattr(result, "structured_content", None)
+    if isinstance(result, CallToolResult) and isinstance(data, dict) and not result.is_error:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return result.model_copy(update={"content": [TextContent(type="text", text=text)]})
+    return result
 
 
 def _explain(exc) -> str:
@@ -136,7 +160,7 @@ def build_server(service: Service, name: str = "sidelight"):
                     raise ToolError(f"unknown_argument: {name} has no argument {unknown[0]!r}; allowed: "
                                     f"{', '.join(sorted(allowed))}")
             try:
-                return await super().call_tool(name, arguments, context)
+                return compact(await super().call_tool(name, arguments, context))
             except ToolError as exc:
                 if isinstance(exc.__cause__, ValidationError):
                     raise ToolError(_explain(exc.__cause__)) from exc.__cause__

@@ -75,20 +75,26 @@ def assets_folder() -> Path:
 
 
 def export_web(index_path: Path, site: Path, lab: Path | None = None, snippet: int = 400,
-               vectors: str = "float32", max_mb: float = DEFAULT_MAX_MB, force: bool = False) -> ExportReport:
-    """Write the static search page of the index at `index_path` to `site` (atomically)."""
+               vectors: str = "float32", max_mb: float = DEFAULT_MAX_MB, force: bool = False,
+               link_template: str | None = None, lean: bool = False) -> ExportReport:
+    """Write the static search page of the index at `index_path` to `site` (atomically).
+
+    `link_template`: where a hit's title links, with `{path}` and `{anchor}` (URL-encoded), else the
+    file's path; `lean`: BM25 and graph lanes only (no model, no ONNX runtime)."""
     site = Path(site)
     site.parent.mkdir(parents=True, exist_ok=True)
     try:  # one writer per site: a lock file beside it (the site folder itself is replaced)
         with FileLock(site.parent / f".{site.name}.lock", timeout=lock_timeout()):
-            return _export(Path(index_path), site, lab, snippet, vectors, max_mb, force)
+            return _export(Path(index_path), site, lab, snippet, vectors, max_mb, force, link_template, lean)
     except Timeout:
         raise InputError(f"another export is writing {site}; try again when it is done") from None
 
 
 def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vectors: str, max_mb: float,
-            force: bool) -> ExportReport:
+            force: bool, link_template: str | None = None, lean: bool = False) -> ExportReport:
     t0 = time.perf_counter()
+    if link_template is not None and "{path}" not in link_template:
+        raise InputError(f"--link-template must contain {{path}} (and may contain {{anchor}}), got {link_template!r}")
     if vectors not in VECTOR_TYPES:
         raise InputError(f"--vectors must be one of {', '.join(VECTOR_TYPES)}, got {vectors!r}")
     if snippet < 0:
@@ -104,6 +110,8 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
     if isinstance(index, ShardedIndex):
         raise InputError("a sharded index cannot be exported as a page (its records live on the shards); "
                          "export an index built without --shards")
+    if lean:
+        index.dense = None  # the page offers BM25 and the graph lanes only: no vectors, model or runtime
     if index.dense is not None and index.dense.passages is not None:
         raise InputError("the page scores one vector per record and this index keeps further windows (--passages); "
                          "re-encode it without them (`sidelight dense INDEX --model SPEC`) to export it")
@@ -112,6 +120,8 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
         raise InputError(f"{index_path}: the page would take at least {floor:,.1f} MB, over the limit of {max_mb:g} MB "
                          f"(raise it with --max-mb, or use --vectors float16)")
     payloads, manifest = _payloads(index, snippet, vectors)
+    manifest["link_template"] = link_template
+    manifest["default_method"] = _page_default(index, manifest["methods_offered"])
     if "model" in payloads:
         payloads["ort-wasm"] = (assets / "ort-wasm-simd-threaded.wasm").read_bytes()
     size = sum(len(b) * (1 if name == "tables" else 4 / 3) for name, b in payloads.items()) / 1e6  # base64
@@ -192,6 +202,28 @@ def _least_mb(index: Index, vectors: str) -> float:
     return (5 * nnz + dense) * 4 / 3 / 1e6
 
 
+def _page_default(index: Index, offered: list[str]) -> str:
+    """The index's default method when the page offers it, else BM25."""
+    from ..index.defaults import default_method
+
+    try:
+        chosen = default_method(index)
+    except Exception:  # an index without a recorded default: BM25
+        chosen = "bm25"
+    return chosen if chosen in offered else "bm25"
+
+
+def _links(records) -> tuple[list[str], list[str]]:
+    """Each record's file path (metadata `path`, else its id) and its first section's anchor (or "")."""
+    paths, anchors = [], []
+    for r in records:
+        meta = r.metadata or {}
+        paths.append(str(meta.get("path") or r.id))
+        sections = meta.get("sections") or []
+        anchors.append(str(sections[0].get("anchor") or "") if sections and isinstance(sections[0], dict) else "")
+    return paths, anchors
+
+
 def _defaults(name: str) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in method_spec(name).defaults().items()}
 
@@ -232,7 +264,9 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
     records = index.corpus.records
     texts = [r.text if snippet == 0 or len(r.text) <= snippet else r.text[:snippet].rstrip() + "…" for r in records]
     edges = index.corpus.edges
+    paths, anchors = _links(records)
     tables = {"vocab": lex.vocab, "ids": list(index.ids), "titles": [r.title for r in records], "texts": texts,
+              "paths": paths, "anchors": anchors,
               "contexts": {str(i): e.context for i, e in enumerate(edges) if e.context},
               "names": name_matcher(index).owners}
     p = lex.params

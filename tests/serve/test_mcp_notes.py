@@ -47,8 +47,12 @@ def _data(result) -> dict:
 async def _session(client) -> None:
     tools = {t.name for t in (await client.list_tools()).tools}
     assert {"search_channels", "read", "links", "record_success"} <= tools
-    env = _data(await client.call_tool("search_channels", {"query": "slugs eating lettuce", "limit": 5}))
+    reply = await client.call_tool("search_channels", {"query": "slugs eating lettuce", "limit": 5})
+    env = _data(reply)
     assert "descriptions" not in env  # they travel once, in the tool description
+    text = reply.content[0].text  # what the model reads: compact JSON of the same reply
+    assert json.loads(text) == env and "\n" not in text and '": ' not in text
+    assert "timings_ms" not in env and all("parts" not in h for h in (env["relation"] or {}).get("hits", []))
     hit = env["lexical"]["hits"][0]
     assert hit["id"] == "Pests.md"
     passage = hit["passage"]

@@ -147,3 +147,17 @@ def test_the_page_scripts_own_unit_tests_pass():
     """The worker's WordPiece tokenizer against `tokenizers` (a fixture written by that library)."""
     r = subprocess.run(["node", "--test", "test/"], cwd=WEB, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def test_link_template_needs_a_path_and_is_in_the_manifest(tmp_path, toy_index, capsys):
+    assert main(["export-web", str(toy_index), "-o", str(tmp_path / "a"), "--link-template", "https://x/"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--link-template must contain {path}" in err
+    assert main(["export-web", str(toy_index), "-o", str(tmp_path / "b"), "--lean",
+                 "--link-template", "https://notes.example/{path}#{anchor}"]) == 0
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["link_template"] == "https://notes.example/{path}#{anchor}"
+    assert manifest["default_method"] in manifest["methods_offered"]
+    tables = json.loads(_payload(tmp_path / "b", "tables"))
+    index = Index.load(toy_index)
+    assert tables["paths"] == [r.metadata.get("path") or r.id for r in index.corpus.records]

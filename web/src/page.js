@@ -104,15 +104,51 @@ function trace() {
   return "local-" + Array.from(r, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** The query's terms as the index tokenizes them (lowercase ASCII alphanumeric runs, min length, stop list). */
+const STOP = new Set(M.tokenizer.stopwords);
+const terms = (text) => (String(text).toLowerCase().match(/[a-z0-9]+/g) || [])
+  .filter((t) => t.length >= M.tokenizer.min_length && !STOP.has(t));
+
+/** The record's sentence with most query terms (≤ 240 chars), as escaped text with those terms in <mark>. */
+function snippetHtml(pos, qterms) {
+  const text = String(tables.texts[pos] || "").replace(/[#*_`>\[\]]+/g, " ").replace(/\s+/g, " ").trim();
+  const sentences = (text.match(/[^.!?]+[.!?]*/g) || [text]).slice(0, 200);
+  let best = sentences[0] || "", most = -1;
+  for (const s of sentences) {
+    const n = terms(s).filter((t) => qterms.has(t)).length;
+    if (n > most) { best = s; most = n; }
+  }
+  best = best.trim();
+  if (best.length > 240) best = best.slice(0, 240) + "…";
+  let out = "", last = 0;
+  for (const m of best.matchAll(/[A-Za-z0-9]+/g)) {
+    if (!qterms.has(m[0].toLowerCase())) continue;
+    out += esc(best.slice(last, m.index)) + `<mark>${esc(m[0])}</mark>`;
+    last = m.index + m[0].length;
+  }
+  return out + esc(best.slice(last));
+}
+
+/** Where a hit's title links: the export's --link-template, else the file's path (relative to the page). */
+function hrefOf(pos) {
+  const path = (tables.paths && tables.paths[pos]) || tables.ids[pos], anchor = (tables.anchors && tables.anchors[pos]) || "";
+  if (M.link_template) {
+    return M.link_template.replaceAll("{path}", encodeURIComponent(path)).replaceAll("{anchor}", encodeURIComponent(anchor));
+  }
+  return path.split("/").map(encodeURIComponent).join("/");
+}
+
+let QTERMS = new Set();
+
 function hitHtml(h, rank, pos, score, credit) {
   let path = "";
   if (h && h.path) {
     path = `<div class="path">${h.path.map((e) => `${esc(tables.titles[e.source])} —${esc(e.type)}→ ${esc(tables.titles[e.target])}`).join(" · ")}</div>`;
   }
   const button = credit ? `<button class="credit" data-trace="${esc(credit)}" data-node="${esc(tables.ids[pos])}">credit</button>` : "";
-  return `<li class="hit"><span class="rank">${rank}</span><span><span class="title">${esc(tables.titles[pos])}</span>
+  return `<li class="hit"><span class="rank">${rank}</span><span><a class="title" href="${esc(hrefOf(pos))}">${esc(tables.titles[pos])}</a>
     <span class="id">${esc(tables.ids[pos])}</span></span><span class="score">${score.toPrecision(4)}${button}</span>
-    <div class="text">${esc(tables.texts[pos])}</div>${path}</li>`;
+    <div class="text">${snippetHtml(pos, QTERMS)}</div>${path}</li>`;
 }
 
 function anchorsHtml(r) {
@@ -155,7 +191,10 @@ async function search(query, methods, k, qvec = null) {
 async function onSearch(ev) {
   ev.preventDefault();
   const query = $("#q").value, k = Number($("#k").value) || 10;
-  const methods = ["bm25", ...(M.dense ? ["dense"] : []), "relation", $("#extra").value].filter((m, i, a) => m && a.indexOf(m) === i);
+  const lanes = ["bm25", ...(M.dense ? ["dense"] : []), "relation", $("#extra").value];
+  const methods = ($("#sides").checked ? lanes : [M.default_method || "bm25"]).filter((m, i, a) => m && a.indexOf(m) === i);
+  QTERMS = new Set(terms(query));
+  $("#lanes").className = methods.length > 1 ? "side" : "one";
   $("#stop").disabled = false;
   $("#timings").textContent = "searching…";
   try {
@@ -180,7 +219,12 @@ $("#stop").addEventListener("click", stop);
 $("#lanes").addEventListener("click", onCredit);
 detectServer();
 start();
-readyIndex.then(() => { $("#q").disabled = $("#go").disabled = false; $("#q").focus(); });
+readyIndex.then(() => {
+  $("#q").disabled = $("#go").disabled = false;
+  $("#q").focus();
+  const q = new URLSearchParams(location.search).get("q");  // ?q=… opens a search on load
+  if (q) { $("#q").value = q; onSearch({ preventDefault() {} }); }
+});
 
 window.sidelight = {
   manifest: M, timings, ready: () => readyIndex, modelReady: () => readyModel, search,
