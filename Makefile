@@ -14,7 +14,7 @@ install: $(STAMP) debian web
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,bench,adapt,ray]'
+	$(BIN)/python -m pip install -q -e '.[test,bench,adapt,ray,pdf]'
 	touch $(STAMP)
 
 # FOLDOC and WordNet (and Chromium + its driver for the lab-page browser test) come from Debian packages;
