@@ -18,11 +18,16 @@ edges carry nothing and take no share. Hits are ranked by raw activation desc, t
 Each hit carries its credited path: the edges of its single strongest contribution, i.e. the
 max-product walk from any seed (ties: fewer hops, then lower seed tie rank, then lower CSR slots
 along the way, decided hop by hop). That path, and nothing else, is what feedback may reinforce.
+
+Backward reach (`activate_in`): the same spreading over the reversed graph, i.e. from a seed to the
+records that LINK TO it ("which notes link to X"). A record's share of what a seed sends back is
+w(r->seed) / (sum of the seed's in-weights): inverse in-degree spreading. Its credited path is
+given in the stored direction (hit -> ... -> seed), so feedback reinforces edges that exist.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,11 +44,12 @@ class RelationHit:
     rank: int
     path: tuple[EdgeRef, ...]
     is_seed: bool = False
+    backward: bool = False  # reached against the edges' direction: the path runs hit -> ... -> seed
 
     @property
     def seed(self) -> int:
-        """The seed the credited path starts from."""
-        return self.path[0].source
+        """The seed the credited path starts from (ends at, for a backward hit)."""
+        return self.path[-1].target if self.backward else self.path[0].source
 
     @property
     def hops(self) -> int:
@@ -117,6 +123,7 @@ class Activation:
     _weights: np.ndarray
     _runs: list[list[_Layer]]
     _where: np.ndarray  # per node: (run, hop, index in that layer) of its credited walk
+    _forward: tuple[Graph, np.ndarray] | None = None  # backward reach: the stored graph and its weights
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -128,12 +135,16 @@ class Activation:
         for lh in range(hop, 0, -1):
             slots.append(int(layers[lh].back_slot[i]))
             i = int(layers[lh].back_idx[i])
+        if self._forward is not None:  # reversed-graph slots -> the stored edges, hit -> ... -> seed
+            fwd, w = self._forward
+            return tuple(fwd.edge_ref(int(self._graph.edge_ids[k]), w) for k in slots)
         return tuple(self._graph.edge_ref(k, self._weights) for k in reversed(slots))
 
     def hit(self, j: int, rank: int, score: float | None = None) -> RelationHit:
         """The j-th node as a `RelationHit` at `rank` (score: its raw activation unless given)."""
         a = float(self.activation[j]) if score is None else float(score)
-        return RelationHit(int(self.nodes[j]), a, rank, self.path(j), bool(self.is_seed[j]))
+        return RelationHit(int(self.nodes[j]), a, rank, self.path(j), bool(self.is_seed[j]),
+                           self._forward is not None)
 
 
 def activate(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,
@@ -187,6 +198,66 @@ def activate(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, 
     nodes, total, first = nodes[pos], total[pos], first[pos]
     return Activation(nodes, total, np.isin(nodes, uniq), slot[first], hop[first], graph, w, runs,
                       np.stack([run[first], hop[first], idx[first]], axis=1))
+
+
+def reversed_graph(graph: Graph) -> Graph:
+    """The graph with every edge turned around; its `edge_ids` are the stored graph's CSR slots."""
+    return Graph.from_arrays(graph.n_nodes, graph.indices, graph.sources, graph.weights, graph.types,
+                             graph.type_names)
+
+
+def activate_in(graph: Graph, rev: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5,
+                weights: np.ndarray | None = None, tie_rank: np.ndarray | None = None,
+                share: np.ndarray | None = None) -> Activation:
+    """Backward reach from `seeds`: `activate` over `rev = reversed_graph(graph)`; `weights` are the
+    stored graph's per-slot weights, `share` (optional) the reversed graph's shares. `last_slot`
+    and paths name the stored graph's slots (see the module docstring)."""
+    w = _effective(graph, weights)
+    a = activate(rev, seeds, hops, decay, w[rev.edge_ids], tie_rank, share)
+    a.last_slot = rev.edge_ids[a.last_slot]
+    a._forward = (graph, w)
+    return a
+
+
+@dataclass
+class Reach:
+    """Forward and backward activations as one candidate set: per node the summed activation, and
+    the credited path of the side that gave it more (forward on ties)."""
+
+    nodes: np.ndarray
+    activation: np.ndarray
+    is_seed: np.ndarray
+    last_slot: np.ndarray
+    hops: np.ndarray
+    backward: np.ndarray
+    _parts: tuple[Activation, Activation]
+    _index: np.ndarray  # per node: its index in the side that credits it
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def hit(self, j: int, rank: int, score: float | None = None) -> RelationHit:
+        side = self._parts[int(self.backward[j])]
+        a = float(self.activation[j]) if score is None else float(score)
+        return replace(side.hit(int(self._index[j]), rank), activation=a, is_seed=bool(self.is_seed[j]))
+
+
+def merge(fwd: Activation, bwd: Activation, scale: float = 1.0) -> Reach:
+    """`fwd` and `scale` x `bwd` over the union of their nodes (see `Reach`)."""
+    nodes = np.union1d(fwd.nodes, bwd.nodes)
+    fi, bi = np.searchsorted(nodes, fwd.nodes), np.searchsorted(nodes, bwd.nodes)
+    fa, ba = np.zeros(len(nodes)), np.zeros(len(nodes))
+    fa[fi], ba[bi] = fwd.activation, scale * bwd.activation
+    back = ba > fa
+    idx = np.zeros(len(nodes), dtype=np.int64)
+    idx[fi] = np.arange(len(fwd.nodes))
+    idx[bi[back[bi]]] = np.flatnonzero(back[bi])
+    last, hops, seed = np.zeros(len(nodes), dtype=np.int64), np.zeros(len(nodes), dtype=np.int64), np.zeros(len(nodes), bool)
+    last[fi], hops[fi] = fwd.last_slot, fwd.hops
+    last[bi[back[bi]]], hops[bi[back[bi]]] = bwd.last_slot[back[bi]], bwd.hops[back[bi]]
+    seed[fi] |= fwd.is_seed
+    seed[bi] |= bwd.is_seed
+    return Reach(nodes, fa + ba, seed, last, hops, back, (fwd, bwd), idx)
 
 
 def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, weights: np.ndarray | None = None,

@@ -3,7 +3,8 @@
 Ranking, seeds, anchors and cues live in `sidelight.methods.relation` (the lab ranks the same
 function as the `relation` method). Here each hit becomes a `Hit` whose evidence holds what a
 reader needs to see why it is there: the seed its credited path starts from, `is_seed`, the edge
-path (with each edge's context sentence when the corpus kept one) and the score parts.
+path (with each edge's context sentence when the corpus kept one), the score parts, and
+`links_to_seed` when the hit was reached backwards (it links to the note the question names).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def relation_hits(index: "Index", ranking: RelationRanking) -> list[Hit]:
                 step["context"] = edges[e.edge_id].context
             path.append(step)
         out.append(Hit(ids[h.node], h.rank, h.activation, recs[h.node].title,
-                       {"seed": ids[h.seed], "is_seed": h.is_seed, "path": path, "parts": parts}))
+                       {"seed": ids[h.seed], "is_seed": h.is_seed, "path": path, "parts": parts,
+                        **({"links_to_seed": True} if h.backward else {})}))
     return out
 
 
@@ -50,7 +52,9 @@ def relation_params(index: "Index", ranking: RelationRanking, limit: int) -> dic
     if p["rank"] == "query-aware":
         out.update({"cue": ranking.cue, "residual": ranking.residual,
                     **{k: p[k] for k in ("max_anchors", "hop_weight", "type_weight", "context_weight",
-                                         "text_weight", "dense_weight")}})
+                                         "text_weight", "dense_weight", "profile", "hub_damping", "direction",
+                                         "name_weight")},
+                    **({"backward_from": p["backward_from"]} if "backward_from" in p else {})})
     return out
 
 

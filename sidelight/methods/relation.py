@@ -34,6 +34,21 @@ Ranking (`rank`):
   same for the entry seeds. Ties by id. The records the question names are where it starts, never its
   answer: query-aware mode does not return them (entry seeds stay eligible).
 
+Notes (issue 43). Three parameters serve a vault of notes, where a few notes ("Settings", a
+category list) are linked from most others and a question may ask what links TO a note:
+
+* `hub_damping` g: the score of every reached record is multiplied by idf(v)^g, idf(v) =
+  log((N+1)/(in-degree+1)) / log(N+1), so a note most notes link to gains little by being reached;
+* `direction`: `cue` also spreads backwards (`graph.relation.activate_in`) from the named note when
+  in-link wording follows a question word and precedes its name ("which roundup said the LYT Kit
+  ..."), so its in-links become candidates; `both` always does so from every named note;
+* `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
+  named note whose name is most specific (summed lexical idf of its terms), less for others.
+
+Unset, they take the collection **profile**'s values (`PROFILES`): "notes" when records were read
+from files, chosen on notes-v1 dev (bench/relation_notes.py); "dictionary" otherwise (FOLDOC,
+WordNet), where they are neutral and the lane is the one relation-v1/v2 chose.
+
 The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).
 """
 
@@ -47,7 +62,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..graph.relation import RelationHit, activate, edge_shares
+from ..graph.relation import RelationHit, activate, activate_in, edge_shares, merge
 from ..structures.names import NameMatch, NameMatcher, name_tokens
 from ..structures.ranking import Ranking, top_k
 from ..text import stopwords
@@ -60,6 +75,7 @@ if TYPE_CHECKING:
     from ..index import Index
 
 RANKS = ("query-aware", "activation")
+DIRECTIONS = ("out", "cue", "both")
 RELATION_PARAMS = (
     Param("rank", str, "query-aware", "query-aware (graph + cue + text parts) or activation (NGR's raw rule)",
           choices=RANKS),
@@ -77,12 +93,31 @@ RELATION_PARAMS = (
     Param("anchor_weight", float, 0.0, "query-aware: weight of how well the named record linking to it "
           "directly fits the question", low=0.0),
     Param("seed_weight", float, 0.0, "query-aware: the same for the entry seeds linking to it directly", low=0.0),
+    Param("hub_damping", float, None, "query-aware: exponent g of the in-degree damping idf(v)^g that scales every "
+          "reached record's score (0 = none); unset: the collection profile's value", low=0.0, high=8.0),
+    Param("direction", str, None, "query-aware: out (follow links), cue (also follow them backwards from the "
+          "named note when the question asks what links to it) or both; unset: the collection profile's value",
+          choices=DIRECTIONS),
+    Param("name_weight", float, None, "query-aware: weight of the named part (a direct link with the note the "
+          "question names, by how specific its name is); unset: the collection profile's value", low=0.0),
 )
 RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}
 SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
              "not already seeds (when the index has dense vectors); query-aware adds the records the question "
              "names (anchors); entry scores choose seeds only")
 PARTS = ("graph", "hop", "type", "context", "text", "dense", "anchor", "seed")
+#: values of the unset `hub_damping`, `direction`, `name_weight` per collection profile (`profile`):
+#: "dictionary" leaves the lane as relation-v1/v2 chose it (FOLDOC, WordNet); "notes" was chosen on
+#: notes-v1 dev (bench/relation_notes.py)
+PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0},
+            "notes": {"hub_damping": 0.5, "direction": "cue", "name_weight": 1.0}}
+#: wording that, after a question word and right before a note's name, asks for what links TO it
+#: ("which theme links to the Core Plugins note"); the name may follow within `_INWARD_GAP` tokens
+_INWARD = sorted((tuple(w.split()) for w in (
+    "links to", "link to", "linked to", "linking to", "points to", "point to", "pointing to", "refers to",
+    "refer to", "referring to", "mentions", "mention", "mentioned", "cites", "cite", "cited", "credits", "credit",
+    "credited", "lists", "list", "listed", "called", "calls", "said", "says", "embeds", "embed")), key=len, reverse=True)
+_INWARD_GAP = 3
 
 
 @dataclass(frozen=True)
@@ -146,6 +181,47 @@ def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
     return index.memo("relation-weights", key, build)
 
 
+def profile(index: "Index") -> str:
+    """"notes" when the records were read from files (a folder of notes: metadata "path"), else
+    "dictionary"; it sets the unset parameters (`PROFILES`)."""
+    recs = index.corpus.records
+    return "notes" if recs and isinstance(recs[0].metadata, dict) and recs[0].metadata.get("path") else "dictionary"
+
+
+def hub_damping(index: "Index", g: float) -> np.ndarray:
+    """Per record: idf(v)^g, idf(v) = log((N+1)/(in-degree(v)+1)) / log(N+1) in (0, 1] (self loops not
+    counted): a note that most notes link to gets little credit for being reached."""
+    def build() -> np.ndarray:
+        graph, n = index.graph, index.graph.n_nodes
+        real = graph.sources != graph.indices
+        indeg = np.bincount(graph.indices[real], minlength=n)
+        return np.log((n + 1) / (indeg + 1.0)) / np.log(n + 1.0)
+
+    idf = index.memo("relation-indegree-idf", None, build)
+    return idf ** g if g else np.ones(len(idf))
+
+
+def _reversed(index: "Index"):
+    from ..graph.relation import reversed_graph
+    return index.memo("relation-reversed", None, lambda: reversed_graph(index.graph))
+
+
+def inward_anchor(tokens: list[str], matches: list[NameMatch]) -> NameMatch | None:
+    """The name a question asks in-links of: right after in-link wording (`_INWARD`) that follows a
+    question word ("which roundup said the LYT Kit ..." -> LYT Kit), else None."""
+    for i in range(len(tokens)):
+        if not any(t in _QUESTION_WORDS for t in tokens[:i]):
+            continue
+        for phrase in _INWARD:
+            if tuple(tokens[i:i + len(phrase)]) == phrase:
+                end = i + len(phrase)
+                after = [m for m in matches if 0 <= m.start - end <= _INWARD_GAP]
+                if after:
+                    return min(after, key=lambda m: m.start)
+                break
+    return None
+
+
 # ---- anchors and cues ------------------------------------------------------------------------------
 def name_matcher(index: "Index") -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
@@ -198,8 +274,9 @@ def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[Nam
 
 
 def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
-             ) -> tuple[list[Anchor], dict | None, list[str], str]:
-    """(name anchors, the cue with its types and anchor, the types, the residual question)."""
+             ) -> tuple[list[Anchor], dict | None, list[str], str, set[int]]:
+    """(name anchors, the cue with its types and anchor, the types, the residual question, the
+    positions of the name a question asks in-links of)."""
     tokens = name_tokens(query)
     cues = find_cues(tokens)
     cue_tokens = set().union(*(span for _, span in cues))
@@ -232,7 +309,8 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
             out.append(Anchor(p, "name", m.name, cue["phrase"] if m is cued else ""))
     cue_out = None if cue is None else {"phrase": cue["phrase"], "anchor": cued.name if cued else None,
                                         "types": types}
-    return out, cue_out, types, residual
+    inward = inward_anchor(tokens, matches)
+    return out, cue_out, types, residual, ({p for p in inward.positions if p in seen} if inward else set())
 
 
 # ---- parts ---------------------------------------------------------------------------------------
@@ -279,11 +357,36 @@ def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndar
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
-def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.ndarray) -> np.ndarray:
-    """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it, / max."""
+def _name_fit(index: "Index", anchors: list[Anchor]) -> np.ndarray:
+    """Per record: how specific the name that made it an anchor is (the lexical idf summed over the
+    name's terms; 0 for records no name picked): the question's rarest name is the note it is about."""
+    out = np.zeros(index.graph.n_nodes)
+    for a in anchors:
+        if a.why != "name" or not a.name.strip():
+            continue
+        try:
+            terms = index.lexical.query_terms(a.name)
+        except InputError:  # a name of no indexed term
+            continue
+        out[a.position] = max(out[a.position], float(index.lexical.idf(terms).sum()) if len(terms) else 0.0)
+    return out
+
+
+def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.ndarray,
+                backward: list[int] = ()) -> np.ndarray:
+    """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it
+    (or a `backward` record it has an edge straight to), / max."""
     out = np.zeros(len(nodes))
     order = np.argsort(nodes)
     g = index.graph
+    if len(backward):
+        rev = _reversed(index)
+    for s in backward:
+        targets = rev.indices[rev.indptr[s]:rev.indptr[s + 1]]
+        j = np.searchsorted(nodes, targets, sorter=order)
+        hit = order[np.minimum(j, len(nodes) - 1)]
+        hit = hit[nodes[hit] == targets]
+        out[hit] = np.maximum(out[hit], max(float(fit[s]), 0.0))
     for s in sources:
         targets = g.indices[g.indptr[s]:g.indptr[s + 1]]
         j = np.searchsorted(nodes, targets, sorter=order)
@@ -303,6 +406,10 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     p = check_params("relation", params or {})
     if not isinstance(query, str) or not query.strip():
         raise InputError("empty query")
+    p["profile"] = profile(index)
+    for k, v in PROFILES[p["profile"]].items():
+        if p[k] is None:
+            p[k] = v
     use_dense = bool(p["dense_seeds"]) and dense
     if not dense:
         dense_scores = None
@@ -313,10 +420,10 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     weights, share = effective_weights(index)
     bm25 = index.lexical.bm25_scores(query)
     seeds = _entry_seeds(index, query, p["n_seeds"], dense_scores if use_dense else None, use_dense, bm25)
-    cue, types, residual = None, [], ""
+    cue, types, residual, inward = None, [], "", set()
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
-        named, cue, types, residual = _anchors(index, query, p["max_anchors"], np.asarray(prior))
+        named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior))
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]
     positions = [a.position for a in seeds]
@@ -324,6 +431,13 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     if not positions:
         return out
     act = activate(index.graph, positions, p["hops"], p["decay"], weights, index.id_rank, share)
+    named = [a.position for a in seeds if a.why == "name"]
+    back = (sorted(inward) if p["direction"] == "cue" else named if p["direction"] == "both" else []) \
+        if p["rank"] == "query-aware" else []
+    if back:  # the question asks what links to a note it names: its in-links are candidates too
+        act = merge(act, activate_in(index.graph, _reversed(index), back, p["hops"], p["decay"], weights,
+                                     index.id_rank))
+        out.params["backward_from"] = [index.ids[b] for b in back]
     if not len(act):
         return out
     tie = index.id_rank[act.nodes]
@@ -335,7 +449,6 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     parts = {"graph": _scaled(act.activation), "hop": p["decay"] ** (act.hops - 1.0),
              "type": np.zeros(len(act)), "dense": np.zeros(len(act))}
     typed = _typed_share(index, share, types)
-    named = [a.position for a in seeds if a.why == "name"]
     if typed is not None and named:
         t = activate(index.graph, named, p["hops"], p["decay"], weights, index.id_rank, typed)
         parts["type"][np.isin(act.nodes, t.nodes)] = 1.0
@@ -346,11 +459,20 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     fit = np.asarray(prior, dtype=np.float64)
     parts["anchor"] = _linked_fit(index, act.nodes, named, fit)
     parts["seed"] = _linked_fit(index, act.nodes, [a.position for a in seeds if a.why != "name"], fit)
+    shown = PARTS
     score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
+    if p["name_weight"]:
+        parts["name"] = _linked_fit(index, act.nodes, named, _name_fit(index, seeds), back)
+        score = score + p["name_weight"] * parts["name"]
+        shown = (*PARTS, "name")
+    if p["hub_damping"]:
+        parts["hub"] = hub_damping(index, p["hub_damping"])[act.nodes]
+        score = score * parts["hub"]
+        shown = (*shown, "hub")
     order = np.lexsort((tie, -score))
     order = order[~np.isin(act.nodes[order], named)][:limit]  # what the question names is not its answer
     out.hits = [act.hit(j, r, score[j]) for r, j in enumerate(order.tolist(), start=1)]
-    out.parts = [{k: round(float(parts[k][j]), 6) for k in PARTS} for j in order]
+    out.parts = [{k: round(float(parts[k][j]), 6) for k in shown} for j in order]
     return out
 
 

@@ -164,3 +164,27 @@ def test_matches_walk_enumeration(seed):
 def test_trailing_nodes_without_out_edges():
     g = Graph.from_arrays(5, [0, 1], [1, 2], [1.0, 1.0])  # nodes 2..4 have no out-edges
     assert summary(spread(g, [0, 4], hops=3, decay=0.5)) == [(1, 0.5, [0], False), (2, 0.25, [0, 1], False)]
+
+
+def test_backward_reach_follows_in_links_with_stored_paths(g):
+    from sidelight.graph.relation import activate, activate_in, merge, reversed_graph
+
+    a = activate_in(g, reversed_graph(g), [0], hops=2, decay=0.5)
+    # in-edges of A: D -1-> A, F -2-> A: D = .5*1/3, F = .5*2/3; hop 2: in-edges of D are B, C (1 each):
+    # B = C = (1/6)*.5*.5 = 1/24; A -0-> F carries nothing
+    got = {int(n): round(float(x), 12) for n, x in zip(a.nodes, a.activation)}
+    assert got == {1: round(1 / 24, 12), 2: round(1 / 24, 12), 3: round(1 / 6, 12), 5: round(1 / 3, 12)}
+    hits = {int(a.nodes[j]): a.hit(j, 1) for j in range(len(a))}
+    # paths in the stored direction, hit -> ... -> seed, naming the authored edges
+    assert [e.edge_id for e in hits[1].path] == [2, 5] and [e.edge_id for e in hits[5].path] == [6]
+    assert [(e.source, e.target) for e in hits[2].path] == [(2, 3), (3, 0)]
+    assert all(h.backward and h.seed == 0 for h in hits.values())
+    assert g.edge_ids[a.last_slot[list(a.nodes).index(3)]] == 5  # the edge into the seed side: D -> A
+    m = merge(activate(g, [0], hops=2, decay=0.5), a)
+    got = {int(n): round(float(x), 12) for n, x in zip(m.nodes, m.activation)}
+    assert got == {1: round(.375 + 1 / 24, 12), 2: round(.125 + 1 / 24, 12), 3: round(.21875 + 1 / 6, 12),
+                   4: .03125, 5: round(1 / 3, 12)}
+    # the credited path is the side that gave more: D forward (.21875 > 1/6), F backward
+    assert [int(x) for x in m.nodes[m.backward]] == [5]
+    assert [e.edge_id for e in m.hit(list(m.nodes).index(3), 1).path] == [0, 2]
+    assert m.hit(list(m.nodes).index(5), 2).backward

@@ -1,0 +1,94 @@
+"""The relation lane on a notes vault: hub damping, in-links, the named part, and the profiles.
+
+    Alpha Plugin -> Settings, Beta Guide       Beta Guide -> Settings
+    Gamma Theme  -> Alpha Plugin, Settings     Delta Roundup -> Alpha Plugin, Settings
+    Epsilon      -> Settings                   (Settings: the hub, 5 in-links)
+
+Oracle: activations and damping factors worked out by hand (below).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sidelight.corpus import Corpus, Edge, Record
+from sidelight.index import Index
+from sidelight.methods.relation import PROFILES, hub_damping, profile, relation_rank
+
+NOTES = [("n0", "Settings", "options of the app"), ("n1", "Alpha Plugin", "helps with tables"),
+         ("n2", "Beta Guide", "how to write tables"), ("n3", "Gamma Theme", "a dark look for the app"),
+         ("n4", "Delta Roundup", "weekly news"), ("n5", "Epsilon", "unrelated words")]
+LINKS = [("n1", "n0"), ("n1", "n2"), ("n2", "n0"), ("n3", "n1"), ("n3", "n0"), ("n4", "n1"), ("n4", "n0"),
+         ("n5", "n0")]
+ONLY_GRAPH = {"n_seeds": 1, "hop_weight": 0.0, "type_weight": 0.0, "context_weight": 0.0, "text_weight": 0.0,
+              "dense_weight": 0.0, "name_weight": 0.0}
+
+
+def vault(files: bool) -> Index:
+    recs = [Record(i, t, x, {"path": f"{t}.md"} if files else {}) for i, t, x in NOTES]
+    return Index.build(Corpus("vault", recs, [Edge(s, t, "link") for s, t in LINKS]), progress=False)
+
+
+@pytest.fixture(scope="module")
+def notes():
+    return vault(True)
+
+
+def ranked(index, r):
+    return [index.ids[h.node] for h in r.hits]
+
+
+def test_profile_is_notes_for_records_read_from_files(notes):
+    assert profile(notes) == "notes" and profile(vault(False)) == "dictionary"
+
+
+def test_hub_damping_is_the_in_degree_idf_to_the_power_g(notes):
+    # N = 6: idf(v) = log(7 / (indeg + 1)) / log 7; Settings has 5 in-links, Alpha Plugin 2, Epsilon 0
+    d = hub_damping(notes, 0.5)
+    assert d[0] == pytest.approx(math.sqrt(math.log(7 / 6) / math.log(7)))
+    assert d[1] == pytest.approx(math.sqrt(math.log(7 / 3) / math.log(7)))
+    assert d[5] == pytest.approx(1.0)
+    assert (hub_damping(notes, 0.0) == 1.0).all()
+
+
+def test_damping_stops_the_hub_from_taking_the_top(notes):
+    q = "what does the Alpha Plugin note link to"
+    # from Alpha Plugin: hop 1 Settings = Beta Guide = .5 * 1/2; hop 2 Beta Guide -> Settings adds .25*.5:
+    # graph part Settings 1, Beta Guide 2/3
+    flat = relation_rank(notes, q, 10, {**ONLY_GRAPH, "hub_damping": 0.0, "direction": "out"})
+    assert ranked(notes, flat) == ["n0", "n2"]
+    assert [h.activation for h in flat.hits] == pytest.approx([1.0, 2 / 3])
+    damped = relation_rank(notes, q, 10, {**ONLY_GRAPH, "hub_damping": 1.0, "direction": "out"})
+    assert ranked(notes, damped) == ["n2", "n0"]
+    assert [h.activation for h in damped.hits] == pytest.approx(
+        [2 / 3 * math.log(7 / 2) / math.log(7), math.log(7 / 6) / math.log(7)])
+
+
+def test_which_notes_link_to_x_follows_edges_backwards(notes):
+    q = "which note links to the Alpha Plugin page"
+    r = relation_rank(notes, q, 10, {**ONLY_GRAPH, "hub_damping": 0.0, "direction": "cue"})
+    assert r.params["backward_from"] == ["n1"]
+    # backward from Alpha Plugin: its in-links Gamma Theme and Delta Roundup, .5 * 1/2 each (ties by id)
+    back = [h for h in r.hits if h.backward]
+    assert [notes.ids[h.node] for h in back] == ["n3", "n4"]
+    assert all(h.seed == 1 and [(notes.ids[e.source], notes.ids[e.target]) for e in h.path]
+               == [(notes.ids[h.node], "n1")] for h in back)
+    out = relation_rank(notes, q, 10, {**ONLY_GRAPH, "hub_damping": 0.0, "direction": "out"})
+    assert "backward_from" not in out.params and not {"n3", "n4"} & set(ranked(notes, out))
+    # no in-link wording after a question word: out-links only
+    for q in ("what does the Alpha Plugin note link to", "the Alpha Plugin note links to which guide"):
+        assert "backward_from" not in relation_rank(notes, q, 10, {"direction": "cue"}).params
+
+
+def test_unset_parameters_take_the_profile_values():
+    for files, name in ((True, "notes"), (False, "dictionary")):
+        index = vault(files)
+        for q in ("which note links to the Alpha Plugin page", "what does the Alpha Plugin note link to"):
+            default = relation_rank(index, q, 10)
+            explicit = relation_rank(index, q, 10, PROFILES[name])
+            assert [(h.node, h.activation) for h in default.hits] == [(h.node, h.activation) for h in explicit.hits]
+            assert default.params["profile"] == name
+    # the dictionary profile is the lane as it was: no damping, no in-links, no named part
+    assert PROFILES["dictionary"] == {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0}
