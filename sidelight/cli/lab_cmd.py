@@ -77,7 +77,9 @@ def register(sub) -> None:
     s.add_argument("--probe", type=Path, help="questions from `lab probe` (default: drawn now, seed 0)")
     add_output(s, "run folder to create (default INDEX-lab)", required=False)
     s.add_argument("--adapt", type=float, metavar="MINUTES",
-                   help="not available yet: an adapted dense model is not among the candidates")
+                   help="first adapt the dense lane to the collection within MINUTES (`sidelight adapt`, needs "
+                        "sidelight[adapt] and an index with vectors); the adapted model and its fusions become "
+                        "candidates, and the index is re-encoded with it when dev picks one")
     s.set_defaults(func=_auto)
 
     s = lab.add_parser("score-packets", help="mechanically score returned reader answers")
@@ -242,14 +244,23 @@ def _probe(a: argparse.Namespace) -> int:
 def _auto(a: argparse.Namespace) -> int:
     import json
 
-    from ..errors import InputError
     from ..lab import auto
     from ..lab.runner import run_all
 
-    if a.adapt is not None:
-        raise InputError("--adapt is not available yet: run `sidelight adapt` and index with its model instead")
     out = a.output or a.index.with_name(a.index.name + "-lab")
-    protocol = auto.prepare(a.index, out, a.probe)
+    adapt_with = None
+    if a.adapt is not None:
+        from ..adapt import AdaptConfig, adapt
+
+        def adapt_with(index, folder, minutes=a.adapt):  # batches of 32, or half the records of a small collection
+            return adapt(index, folder, AdaptConfig(minutes=minutes, batch_size=min(32, max(2, len(index.corpus) // 2))),
+                         progress=False)
+    protocol = auto.prepare(a.index, out, a.probe, adapt_with=adapt_with)
+    adapted = out / auto.ADAPTED_MODEL / "adapt.json"
+    if adapted.is_file():
+        t = json.loads(adapted.read_text())["training"]
+        print(f"adapted the dense lane: {t['pairs']} pairs, {t['steps']} of {t['planned_steps']} steps in "
+              f"{t['train_s']:.0f}s (stopped by {t['stopped_by']}) -> {adapted.parent}")
     run_all(protocol, out, verbose=True)
     _print_table(out)
     pick = auto.chosen(out)

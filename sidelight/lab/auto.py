@@ -4,12 +4,23 @@ It writes a protocol over probe questions (`lab.probe`) into the run folder, pin
 file's hash and the index's corpus hash, runs it through the ordinary runner (freeze, dev
 selection, one test scoring, report), and writes the dev pick into the index's manifest as
 `default` = {method, params, source} in a new generation under the index's writer lock.
+
+With `--adapt MINUTES`, the dense lane is first adapted to the collection
+(`sidelight adapt`: self-supervised inverse cloze from the records, within the budget) into
+RUN/adapted-model, before the freeze, which pins its files; the protocol then also ranks with
+those vectors (`dense-adapted`, `rrf-adapted`, `hybrid-linear-adapted` over its grid), and when dev
+picks one of them the index's vectors are re-encoded with the adapted model (same windows) before
+the default is stored, so `search` ranks what the lab chose. Inverse cloze pairs a sentence with
+the rest of ITS OWN record; probe questions point at ANOTHER record (link context) or at a section
+by its heading, so the adapted model never trains on a probe question's answer, though it has read
+every record's text, as the frozen model's BM25 neighbours have.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 from ..errors import InputError
 from ..index import Index
@@ -20,6 +31,8 @@ HYBRID = {"alpha": [0.3, 0.5, 0.7], "norm": ["minmax", "zscore"]}
 REWIRE_SEEDS = [1, 2, 3]
 PICK = "auto"
 PRIMARY = "mrr@10"
+ADAPTED = "adapted"  # the dense variant of the adapted vectors
+ADAPTED_MODEL = "adapted-model"  # its model folder inside the run folder
 
 
 def index_source(index: Index) -> dict:
@@ -33,8 +46,9 @@ def index_source(index: Index) -> dict:
     return src
 
 
-def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | None) -> dict:
-    """The frozen design: every candidate, its grid, the pick, the contrasts and rewired controls."""
+def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | None, adapted: bool = False) -> dict:
+    """The frozen design: every candidate, its grid, the pick, the contrasts and rewired controls;
+    `adapted`: the run folder holds an adapted model (`ADAPTED_MODEL`), ranked as one more vector set."""
     src = index_source(index)
     lex = index.manifest.get("lexical", {})
     methods: list[dict] = [{"name": "bm25"}, {"name": "tfidf"}, {"name": "bm25+ppr", "grid": GRAPH["bm25+ppr"]},
@@ -48,6 +62,16 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
     index_spec: dict = {"tokenizer": lex.get("tokenizer", {}), "bm25": lex.get("bm25", {})}
     if dense:
         index_spec["dense"] = dense
+    tie_break: dict = {"bm25+ppr": [["lam", "asc"], ["alpha", "desc"]],
+                       **({"hybrid-linear": [["alpha", "desc"]]} if dense else {})}
+    if adapted:
+        index_spec["dense_variants"] = {ADAPTED: f"./{ADAPTED_MODEL}"}
+        methods += [{"name": "dense-adapted", "method": "dense", "dense": ADAPTED},
+                    {"name": "rrf-adapted", "method": "rrf", "dense": ADAPTED},
+                    {"name": "hybrid-linear-adapted", "method": "hybrid-linear", "dense": ADAPTED, "grid": HYBRID}]
+        singles.append("dense-adapted")
+        fused += ["rrf-adapted", "hybrid-linear-adapted"]
+        tie_break["hybrid-linear-adapted"] = [["alpha", "desc"]]
     return {
         "name": f"auto-{Path(index.path).name}",
         "description": f"lab auto over {index.path}: probe questions drawn from the collection itself "
@@ -59,9 +83,7 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
         "depth": 100,
         "metrics": {"primary": PRIMARY, "secondary": ["hit@1", "hit@10", "hit@100"]},
         "methods": methods,
-        "selection": {"split": "dev", "metric": PRIMARY,
-                      "tie_break": {"bm25+ppr": [["lam", "asc"], ["alpha", "desc"]],
-                                    **({"hybrid-linear": [["alpha", "desc"]]} if dense else {})}},
+        "selection": {"split": "dev", "metric": PRIMARY, "tie_break": tie_break},
         "pick": {"name": PICK, "singles": singles, "fused": fused},
         "statistics": {"seed": 127300, "n_resamples": 2000, "n_flips": 2000, "confidence": 0.95},
         "primary_contrast": {"baseline": "bm25", "candidate": "bm25+ppr"},
@@ -75,12 +97,24 @@ def dense_spec(index: Index) -> str | None:
     return str(getattr(index.dense, "spec", None) or index.manifest.get("dense", {}).get("spec") or "") or None
 
 
-def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0, max_per_kind: int | None = 400) -> Path:
-    """Write RUNDIR/probe.jsonl and RUNDIR/protocol.json; returns the protocol's path."""
+def check_adaptable(index: Index) -> None:
+    """`--adapt` needs vectors: the adapted model is ranked beside the index's own."""
+    if index.dense is None:
+        raise InputError(f"lab auto --adapt: {index.path} has no vectors to adapt; encode them first "
+                         f"(`sidelight dense {index.path} --model minilm`) or run lab auto without --adapt")
+
+
+def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0, max_per_kind: int | None = 400,
+            adapt_with: Callable[[Index, Path], object] | None = None) -> Path:
+    """Write RUNDIR/probe.jsonl and RUNDIR/protocol.json; returns the protocol's path. `adapt_with(index,
+    folder)` writes an adapted model into RUNDIR/adapted-model (the CLI passes `sidelight adapt`: the
+    lab does not import training code)."""
     from .runner import sha256_of
 
     index = Index.load(index_path)
     index_source(index)
+    if adapt_with is not None:
+        check_adaptable(index)
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
         raise InputError(f"{out} is not empty: lab auto writes a new run folder")
@@ -93,7 +127,9 @@ def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0,
         rows, summary = probe(list(index.corpus.records), seed, max_per_kind)
         write_probe(target, rows)
         (out / "probe-summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
-    proto = protocol_for(index, target, sha256_of(target), dense_spec(index))
+    if adapt_with is not None:
+        adapt_with(index, out / ADAPTED_MODEL)
+    proto = protocol_for(index, target, sha256_of(target), dense_spec(index), adapt_with is not None)
     path = out / "protocol.json"
     path.write_text(json.dumps(proto, indent=2))
     return path
@@ -105,8 +141,12 @@ def chosen(run: Path) -> dict:
     dev = json.loads((run / "dev" / "result.json").read_text())
     pk = sel["pick"]
     info = dev["methods"][pk["chosen"]]
+    proto = json.loads((run / "protocol.json").read_text())
+    label = info.get("group") or pk["chosen"]
+    variant = next((m.get("dense") for m in proto["methods"] if m["name"] == label), None)
     return {"label": pk["chosen"], "method": info["method"], "params": info["params"],
-            "value": pk["dev"][pk["chosen"]], "n_dev": info["n_queries"], "note": pk["note"]}
+            "value": pk["dev"][pk["chosen"]], "n_dev": info["n_queries"], "note": pk["note"],
+            **({"vectors": str(run / ADAPTED_MODEL)} if variant == ADAPTED else {})}
 
 
 def store_default(index_path: Path, run: Path, pick: dict) -> dict:
@@ -114,6 +154,9 @@ def store_default(index_path: Path, run: Path, pick: dict) -> dict:
     source = f"lab auto {run} (dev {PRIMARY} {pick['value']:.4f} on {pick['n_dev']} probe questions)"
     default = {"method": pick["method"], "params": pick["params"], "source": source}
     with Index.edit(index_path) as index:
+        if pick.get("vectors"):  # the pick ranks with the adapted model: the index's vectors become its
+            index.add_dense(pick["vectors"], progress=False, passages=index.dense.passages if index.dense else None)
+            default["vectors"] = pick["vectors"]
         index.manifest["default"] = default
     return default
 

@@ -33,7 +33,8 @@ from ..errors import InputError
 from ..index import Index, store
 from ..index.sharded import ShardedIndex
 from ..methods import method_spec
-from ..methods.relation import _CUES, _QUESTION_WORDS, _RESIDUAL_STOP, effective_weights, name_matcher
+from ..methods.relation import (_CUES, _QUESTION_WORDS, _RESIDUAL_STOP, PROFILES, effective_weights, name_matcher,
+                                profile)
 from ..models.spec import resolve_model
 from ..serve.labview import latest_report
 from ..store.lock import lock_timeout
@@ -112,9 +113,14 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
                          "export an index built without --shards")
     if lean:
         index.dense = None  # the page offers BM25 and the graph lanes only: no vectors, model or runtime
+    if index.dense is not None and index.dense.passages is not None and index.dense.passages.sections:
+        raise InputError("the page scores one vector per record and this index's vectors are section windows (a "
+                         "folder's default), which it cannot score yet; export with --lean (BM25 and the graph "
+                         "lanes, no model: a few MB) to publish it")
     if index.dense is not None and index.dense.passages is not None:
         raise InputError("the page scores one vector per record and this index keeps further windows (--passages); "
-                         "re-encode it without them (`sidelight dense INDEX --model SPEC`) to export it")
+                         "re-encode it without them (`sidelight dense INDEX --model SPEC`) to export it, or "
+                         "export with --lean (no model)")
     floor = _least_mb(index, vectors)
     if floor > max_mb:  # refused before anything is packed: a large index would take its size in memory
         raise InputError(f"{index_path}: the page would take at least {floor:,.1f} MB, over the limit of {max_mb:g} MB "
@@ -225,7 +231,12 @@ def _links(records) -> tuple[list[str], list[str]]:
 
 
 def _defaults(name: str) -> dict:
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in method_spec(name).defaults().items()}
+    """The declared defaults; the relation lane's profile parameters as the page implements them (the
+    dictionary profile: no hub damping, out-links only, no named part)."""
+    d = {k: (list(v) if isinstance(v, tuple) else v) for k, v in method_spec(name).defaults().items()}
+    if name == "relation":
+        d.update(PROFILES["dictionary"])
+    return d
 
 
 def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes], dict]:
@@ -280,7 +291,10 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
         "bm25": {"k1": p.k1, "b": p.b, "variant": p.variant, "avgdl": lex.avgdl},
         "relation": {"type_names": list(g.type_names), "cues": _CUES, "question_words": sorted(_QUESTION_WORDS),
                      "residual_stop": sorted(_RESIDUAL_STOP),
-                     "weights": "base" if weights is None else "base+overlay"},
+                     "weights": "base" if weights is None else "base+overlay",
+                     **({"note": "the page ranks with the dictionary profile; Python's relation lane on this "
+                                 "index uses the notes profile (hub damping, in-links, the named part), so "
+                                 "their relation rankings differ"} if profile(index) == "notes" else {})},
         "params": {m: _defaults(m) for m in (*LEXICAL_METHODS, *GRAPH_METHODS, *DENSE_METHODS)},
     }
     offered = [*LEXICAL_METHODS, *GRAPH_METHODS]

@@ -161,3 +161,23 @@ def test_link_template_needs_a_path_and_is_in_the_manifest(tmp_path, toy_index, 
     tables = json.loads(_payload(tmp_path / "b", "tables"))
     index = Index.load(toy_index)
     assert tables["paths"] == [r.metadata.get("path") or r.id for r in index.corpus.records]
+
+
+def test_a_vault_with_section_windows_is_refused_naming_lean_which_works(tmp_path, capsys):
+    """A folder's vectors are section windows by default; the page scores one vector per record, so
+    the refusal names --lean, and the lean page says its relation lane is the dictionary profile."""
+    from tests.lab.test_probe_auto import make_vault
+
+    vault, idx = make_vault(tmp_path / "v"), tmp_path / "idx"
+    assert main(["index", str(vault), "-o", str(idx), "--dense", "minilm", "-q"]) == 0
+    assert Index.load(idx).dense.passages.sections
+    capsys.readouterr()
+    assert main(["export-web", str(idx), "-o", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "section windows" in err and "--lean" in err
+    assert main(["export-web", str(idx), "-o", str(tmp_path / "b"), "--lean"]) == 0
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text(encoding="utf-8"))
+    assert "dense" not in manifest["methods_offered"] and "relation" in manifest["methods_offered"]
+    assert {k: manifest["params"]["relation"][k] for k in ("hub_damping", "direction", "name_weight")} == {
+        "hub_damping": 0.0, "direction": "out", "name_weight": 0.0}
+    assert "notes profile" in manifest["relation"]["note"]
