@@ -7,7 +7,8 @@ relation-in: the target links to it), MRR@10 and hit@10 of BM25, dense (when the
 and the relation lane, the lane "before" (the dictionary profile: no hub damping, out-links only,
 no named part, i.e. the lane as relation-v1/v2 chose it) and "after" (the notes profile,
 `sidelight.methods.relation.PROFILES`), plus a small grid around the notes profile from which its
-values were picked. The note a question names (its anchor) is dropped from every ranking, as the
+values were picked. hubs@10: the share of questions whose top 10 holds one of the 1% most
+linked-to notes (by in-degree) that is not a target. The note a question names (its anchor) is dropped from every ranking, as the
 lab does (`exclude_anchor`). The test split is the lab's (protocols/notes-v1-obsidian.json), never
 scored here.
 """
@@ -47,18 +48,32 @@ def load(vectors: str) -> Index:
     return build("obsidian-hub", vectors == "sections")
 
 
-def score(index: Index, questions: list[dict], method: str, params: dict) -> dict:
-    """MRR@10 and hit@10 per kind and overall (anchor dropped, then the top 10)."""
+def hubs(index: Index) -> set[str]:
+    """The 1% most linked-to records (in-degree, self loops aside; ties by id)."""
+    import numpy as np
+
+    g = index.graph
+    real = g.sources != g.indices
+    indeg = np.bincount(g.indices[real], minlength=g.n_nodes)
+    order = np.lexsort((index.id_rank, -indeg))[:max(1, g.n_nodes // 100)]
+    return {index.ids[i] for i in order}
+
+
+def score(index: Index, questions: list[dict], method: str, params: dict, hub: set[str] = frozenset()) -> dict:
+    """MRR@10, hit@10 and hubs@10 per kind and overall (anchor dropped, then the top 10)."""
     per: dict[str, list[float]] = {k: [] for k in (*KINDS, "all")}
+    with_hub: dict[str, list[bool]] = {k: [] for k in (*KINDS, "all")}
     for q in questions:
         hits = [h for h in index.search(q["query"], method, 11, **params) if h.id != q["anchor"]][:10]
         docs = {t["doc"] for t in q["targets"]}
         ranks = [i for i, h in enumerate(hits, start=1) if h.id in docs]
         rr = 1 / ranks[0] if ranks else 0.0
-        per[q["kind"]].append(rr)
-        per["all"].append(rr)
-    return {k: {"mrr@10": sum(v) / len(v), "hit@10": sum(x > 0 for x in v) / len(v), "n": len(v)}
-            for k, v in per.items() if v}
+        h = any(x.id in hub and x.id not in docs for x in hits)
+        for k in (q["kind"], "all"):
+            per[k].append(rr)
+            with_hub[k].append(h)
+    return {k: {"mrr@10": sum(v) / len(v), "hit@10": sum(x > 0 for x in v) / len(v),
+                "hubs@10": sum(with_hub[k]) / len(v), "n": len(v)} for k, v in per.items() if v}
 
 
 def main() -> None:
@@ -77,14 +92,16 @@ def main() -> None:
     if args.grid:
         runs += [(" ".join(f"{k}={v}" for k, v in g.items()), "relation", g) for g in GRID]
     out = {"split": "dev", "vectors": args.vectors, "n": len(questions), "results": {}}
-    rows = []
+    rows, hub = [], hubs(index)
+    out["hubs"] = sorted(hub)
     for label, method, params in runs:
-        r = score(index, questions, method, params)
+        r = score(index, questions, method, params, hub)
         out["results"][label] = {"method": method, "params": params, **r}
-        rows.append([label, *(f"{r[k]['mrr@10']:.3f} / {r[k]['hit@10']:.2f}" for k in (*KINDS, "all"))])
+        rows.append([label, *(f"{r[k]['mrr@10']:.3f} / {r[k]['hit@10']:.2f}" for k in (*KINDS, "all")),
+                     f"{r['all']['hubs@10']:.2f}"])
     counts = ", ".join(f"{k} {sum(q['kind'] == k for q in questions)}" for k in KINDS)
     print(f"notes-v1 obsidian-hub relation questions, dev: {len(questions)} ({counts}); vectors: {args.vectors}")
-    print_table(["run", *(f"{k} MRR@10 / hit@10" for k in KINDS), "all MRR@10 / hit@10"], rows)
+    print_table(["run", *(f"{k} MRR@10 / hit@10" for k in KINDS), "all MRR@10 / hit@10", "hubs@10"], rows)
     write_json(args.json, out)
 
 
