@@ -3,7 +3,8 @@
 Attribution follows NGR trace provenance, never a channel the caller claims afterwards:
 
 * every lane call stores its own trace (uuid4 hex id) with the query, channel, params and hits;
-  lexical/dense hits carry no graph path, relation hits carry their credited edge path;
+  lexical/dense hits carry no graph path, relation hits carry their credited edge path (stored edges
+  ending at the hit, or starting at it for a hit reached backwards: a note that links to the seed);
 * `record_success(trace_id, node_id)` looks the node up in THAT trace's hits (a node from the other
   lane's trace is refused) and, only for a relation trace, reinforces exactly the edges of that
   hit's credited path;
@@ -169,8 +170,9 @@ def _normalise_hits(channel: str, hits: Iterable[Mapping]) -> list[dict]:
             for a, b in zip(edges, edges[1:]):
                 if a["target"] != b["source"]:
                     raise InputError(f"state: relation hit {node_id!r}: path is not contiguous")
-            if edges[-1]["target"] != node_id:
-                raise InputError(f"state: relation hit {node_id!r}: path ends at {edges[-1]['target']!r}")
+            if node_id not in (edges[-1]["target"], edges[0]["source"]):  # reached along edges, or back against them
+                raise InputError(f"state: relation hit {node_id!r}: path neither ends nor starts at it "
+                                 f"({edges[0]['source']!r} ... {edges[-1]['target']!r})")
             rec["path"] = edges
         elif path:
             raise InputError(f"state: a {channel} trace stores no graph path (hit {node_id!r} has one)")

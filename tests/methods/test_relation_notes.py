@@ -92,3 +92,26 @@ def test_unset_parameters_take_the_profile_values():
             assert default.params["profile"] == name
     # the dictionary profile is the lane as it was: no damping, no in-links, no named part
     assert PROFILES["dictionary"] == {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0}
+
+
+def test_an_in_link_hit_credits_the_stored_edge_it_came_along(tmp_path):
+    """Feedback on a backward hit strengthens the edge as stored (Gamma Theme -> Alpha Plugin) and
+    nothing else; the next search reads the new weight on that edge."""
+    import numpy as np
+
+    from sidelight.lanes.channels import record_success, search_channels
+
+    index = vault(True)
+    index.save(tmp_path / "idx")
+    index = Index.load(tmp_path / "idx")
+    q = "which note links to the Alpha Plugin page"
+    r = search_channels(index, q, 10, dense=False, **{**ONLY_GRAPH, "hub_damping": 0.0})
+    hit = next(h for h in r.relation.hits if h["id"] == "n3")
+    assert hit["links_to_seed"] is True and hit["seed"] == "n1"
+    assert [(e["source"], e["target"]) for e in hit["path"]] == [("n3", "n1")]
+    before = index.state.overlay_for(index.graph, index.ids)
+    res = record_success(index, r.relation.trace_id, "n3")
+    assert [(c.source_id, c.target_id, c.type) for c in res.changed_edges] == [("n3", "n1", "link")]
+    after = index.state.overlay_for(index.graph, index.ids)
+    changed = np.flatnonzero(after != before)
+    assert [(index.ids[index.graph.sources[s]], index.ids[index.graph.indices[s]]) for s in changed] == [("n3", "n1")]
