@@ -73,7 +73,21 @@ def score(index: Index, questions: list[dict], method: str, params: dict, hub: s
             per[k].append(rr)
             with_hub[k].append(h)
     return {k: {"mrr@10": sum(v) / len(v), "hit@10": sum(x > 0 for x in v) / len(v),
-                "hubs@10": sum(with_hub[k]) / len(v), "n": len(v)} for k, v in per.items() if v}
+                "hubs@10": sum(with_hub[k]) / len(v), "n": len(v), "rr": v} for k, v in per.items() if v}
+
+
+def intervals(results: dict, candidate: str, baselines: list[str]) -> dict:
+    """Paired bootstrap 95% interval of the candidate's MRR@10 minus each baseline's, over all
+    questions (10,000 resamples, seed 0): 22 dev questions give wide intervals."""
+    import numpy as np
+
+    from sidelight.lab.stats import paired_bootstrap
+
+    out = {}
+    for b in baselines:
+        r = paired_bootstrap(np.array(results[b]["all"]["rr"]), np.array(results[candidate]["all"]["rr"]))
+        out[b] = {"difference": r.mean_difference, "ci": [r.low, r.high]}
+    return out
 
 
 def main() -> None:
@@ -102,6 +116,11 @@ def main() -> None:
     counts = ", ".join(f"{k} {sum(q['kind'] == k for q in questions)}" for k in KINDS)
     print(f"notes-v1 obsidian-hub relation questions, dev: {len(questions)} ({counts}); vectors: {args.vectors}")
     print_table(["run", *(f"{k} MRR@10 / hit@10" for k in KINDS), "all MRR@10 / hit@10", "hubs@10"], rows)
+    after = "relation after (notes profile)"
+    out["intervals"] = intervals(out["results"], after, [lab for lab, _, _ in runs[:len(runs) - (len(GRID) if args.grid else 0)]
+                                                          if lab != after])
+    for b, d in out["intervals"].items():
+        print(f"{after} - {b}: {d['difference']:+.3f} MRR@10, 95% CI [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]")
     write_json(args.json, out)
 
 
