@@ -55,6 +55,7 @@ The weights are declared parameters, chosen on dev in the lab (protocols/relatio
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -223,11 +224,17 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch]) -> NameMatch | No
 
 
 # ---- anchors and cues ------------------------------------------------------------------------------
+_DATED = re.compile(r"(\d{4}-\d{2}-\d{2})\s+\S")
+
+
 def name_matcher(index: "Index") -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
-    stop words and question words only ("it", "what") are left out."""
+    stop words and question words only ("it", "what") are left out. A title that starts with an
+    ISO date and goes on ("2021-05-08 Templater, Syncthing & ...", a dated note) is also named by
+    its date alone, as a reader names it ("the 2021-05-08 roundup")."""
     def build() -> NameMatcher:
-        names = ((n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases))
+        names = [(n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases)]
+        names += [(m.group(1), i) for i, r in enumerate(index.corpus.records) if (m := _DATED.match(r.title))]
         return NameMatcher(names, _RESIDUAL_STOP)
 
     return index.memo("relation-names", None, build)

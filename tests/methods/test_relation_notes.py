@@ -115,3 +115,16 @@ def test_an_in_link_hit_credits_the_stored_edge_it_came_along(tmp_path):
     after = index.state.overlay_for(index.graph, index.ids)
     changed = np.flatnonzero(after != before)
     assert [(index.ids[index.graph.sources[s]], index.ids[index.graph.indices[s]]) for s in changed] == [("n3", "n1")]
+
+
+def test_a_dated_note_is_named_by_its_date():
+    from sidelight.methods.relation import name_matcher
+
+    recs = [Record("r1", "2021-05-08 Templater & Syncthing", "news", {"path": "a.md"}),
+            Record("r2", "2021-05-08", "a daily note", {"path": "b.md"}),
+            Record("r3", "Templater", "a plugin", {"path": "c.md"})]
+    index = Index.build(Corpus("d", recs, [Edge("r1", "r3", "link")]), progress=False)
+    found = {(m.name, frozenset(index.ids[p] for p in m.positions))
+             for m in name_matcher(index).find("which plugin did the 2021-05-08 roundup mention")}
+    # the date names the dated roundup (and the daily note titled by the date alone), nothing else
+    assert found == {("2021 05 08", frozenset({"r1", "r2"}))}
