@@ -111,7 +111,7 @@ PARTS = ("graph", "hop", "type", "context", "text", "dense", "anchor", "seed")
 #: "dictionary" leaves the lane as relation-v1/v2 chose it (FOLDOC, WordNet); "notes" was chosen on
 #: notes-v1 dev (bench/relation_notes.py)
 PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0},
-            "notes": {"hub_damping": 0.5, "direction": "cue", "name_weight": 1.0}}
+            "notes": {"hub_damping": 0.5, "direction": "cue", "name_weight": 2.0}}
 #: wording that, after a question word and right before a note's name, asks for what links TO it
 #: ("which theme links to the Core Plugins note"); the name may follow within `_INWARD_GAP` tokens
 _INWARD = sorted((tuple(w.split()) for w in (
