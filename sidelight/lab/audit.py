@@ -49,13 +49,14 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
     base = Path(freeze["protocol_path"]).parent
     b = proto["benchmark"]
     qrels, family, qtype = {}, {}, {}
-    if b["kind"] == "concept":
+    if b["kind"] == "concept":  # `select` keeps the rows whose fields equal its values (relation-v2: one corpus)
         path = Path(b["path"]) if Path(b["path"]).is_absolute() else base / b["path"]
+        select = b.get("select") or {}
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
             o = json.loads(line)
-            if o["split"] == "test":
+            if o["split"] == "test" and all(o.get(k) == v for k, v in select.items()):
                 qrels[o["qid"]] = {o["intended_id"]: 1.0}
                 family[o["qid"]], qtype[o["qid"]] = o["family"], o["type"]
         return qrels, family, qtype
