@@ -1,4 +1,4 @@
-"""`sidelight lab`: freeze, run (dev then test, once), all, reproduce, audit, report, packets."""
+"""`sidelight lab`: freeze, run (dev then test, once), all, reproduce, audit, compress, report, packets."""
 
 from __future__ import annotations
 
@@ -51,6 +51,11 @@ def register(sub) -> None:
     s.add_argument("--figures", type=Path, metavar="JSON", help="also check the README figures this table ties "
                    "to the runs (results/readme-figures.json; README.md beside it, two folders up)")
     s.set_defaults(func=_audit)
+
+    s = lab.add_parser("compress", help="store a run's rankings gzip-compressed in place (the record and "
+                       "audit hold unchanged: hashes are of the uncompressed bytes)")
+    s.add_argument("dir", type=Path, nargs="+", help="run folders, or folders of run folders (e.g. results/runs)")
+    s.set_defaults(func=_compress)
 
     s = lab.add_parser("report", help="write report.md, report.html and figures (SVG, PNG, PDF)")
     s.add_argument("dir", type=Path)
@@ -189,6 +194,16 @@ def _audit(a: argparse.Namespace) -> int:
         print(f"README figures: {n - len(problems)} of {n} equal their runs' stored values")
         bad += bool(problems)
     return 0 if not bad else 1
+
+
+def _compress(a: argparse.Namespace) -> int:
+    from ..lab.committed import compress_run, run_folders
+
+    for run in [r for d in a.dir for r in run_folders(d)]:
+        r = compress_run(run)
+        print(f"compress {run}: {r['files']} ranking file(s) compressed now; {r['before'] / 1e6:.1f} MB -> "
+              f"{r['after'] / 1e6:.1f} MB; the record verifies")
+    return 0
 
 
 def _report(a: argparse.Namespace) -> int:

@@ -4,7 +4,8 @@ This module deliberately does NOT import `sidelight.lab.metrics`, `sidelight.lab
 any lab module that does (protocol, benchmark, analysis, runner): it reads the run folder's
 JSON and the benchmark file with its own small code, recomputes every per-method metric,
 the per-type tables and each contrast's bootstrap interval and sign-flip p-value, and
-reports agreement with the stored result.json (a test checks the import rule). Before it
+reports agreement with the stored result.json (a test checks the import rule). Rankings are read
+plain or gzip-compressed (`packed`, which imports no lab code either). Before it
 recomputes anything it checks the run's record (`sidelight.lab.record`, which imports no lab
 code either) and refuses a run whose files do not match it.
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .packed import ranking_files, read_bytes
 from .record import verify_run, verify_report
 
 _TOL = 1e-9
@@ -33,8 +35,8 @@ def _load(path: Path):
 
 def _rankings(folder: Path) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {}
-    for p in sorted(Path(folder).glob("*.jsonl")):
-        for line in p.read_text(encoding="utf-8").splitlines():
+    for p in ranking_files(folder):  # plain or gzip-compressed (`packed`, which imports no lab code)
+        for line in read_bytes(p).decode("utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
                 out.setdefault(row["label"], {})[row["qid"]] = row
@@ -47,13 +49,14 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
     base = Path(freeze["protocol_path"]).parent
     b = proto["benchmark"]
     qrels, family, qtype = {}, {}, {}
-    if b["kind"] == "concept":
+    if b["kind"] == "concept":  # `select` keeps the rows whose fields equal its values (relation-v2: one corpus)
         path = Path(b["path"]) if Path(b["path"]).is_absolute() else base / b["path"]
+        select = b.get("select") or {}
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
             o = json.loads(line)
-            if o["split"] == "test":
+            if o["split"] == "test" and all(o.get(k) == v for k, v in select.items()):
                 qrels[o["qid"]] = {o["intended_id"]: 1.0}
                 family[o["qid"]], qtype[o["qid"]] = o["family"], o["type"]
         return qrels, family, qtype

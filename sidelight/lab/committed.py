@@ -13,6 +13,9 @@ cell is `row` (bold and code marks ignored), and requires cell `column` to equal
 (times `scale`, when given) formatted with `format`; a figure in prose is an entry with `text`, the
 README's sentence with `{}` where the figure stands; each figure is read from the run's `test/result.json` (after the audit
 checked the run's record), so an edited figure or an edited ranking fails.
+
+`compress_run` stores a run's rankings gzip-compressed in place (`packed`: the record keeps the sha256
+of the uncompressed bytes, so the chain and the audit hold unchanged); committed runs are stored so.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import time
 from pathlib import Path
 
 from ..errors import InputError
+from ..store.lock import writer_lock
+from .packed import compress_file, compressible
+from .record import verify_report, verify_run
 
 RESCORING = "rescoring.json"
 
@@ -39,6 +45,37 @@ def run_folders(path: Path) -> list[Path]:
     if not runs:
         raise InputError(f"{path}: neither a run folder (freeze.json) nor a folder of run folders")
     return runs
+
+
+def _size(run: Path) -> int:
+    return sum(p.stat().st_size for p in run.rglob("*") if p.is_file())
+
+
+def compress_run(run: Path) -> dict:
+    """Store every recorded ranking of the run folder `run` gzip-compressed, in place, under the run's
+    writer lock. The run is verified first (a run that does not match its record is refused, never
+    converted) and again after; each file is replaced atomically (`packed.compress_file`), so a
+    conversion stopped at any point leaves a run that verifies, and running it again finishes it.
+    Returns {"files": converted now, "before": bytes, "after": bytes}."""
+    run = Path(run)
+    if not (run / "freeze.json").is_file():
+        raise InputError(f"{run}: not a run folder (no freeze.json)")
+    with writer_lock(run):
+        for stale in run.glob("*/rankings/.*.gz.tmp"):  # a conversion stopped before its rename
+            stale.unlink()
+        through = ("test" if (run / "test" / "record.json").is_file() else
+                   "dev" if (run / "dev" / "record.json").is_file() else "freeze")
+        before = _size(run)
+        chain = verify_run(run, through)
+        verify_report(run)
+        n = 0
+        for stage in ("dev", "test"):
+            for rel, sha in chain.get(stage, {}).get("files", {}).items():
+                if compressible(rel):
+                    n += compress_file(run / rel, sha)
+        verify_run(run, through)
+        verify_report(run)
+    return {"files": n, "before": before, "after": _size(run)}
 
 
 def _git_head(root: Path) -> str | None:

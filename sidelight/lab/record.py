@@ -11,6 +11,10 @@ are relative to the run folder. `verify_run` checks the chain up to a stage and 
 file, when a recorded file is missing or differs, when a stage folder holds a file its record does
 not list, or when a required file (result, selection, the rankings of every method run) is absent.
 
+A ranking file may be stored gzip-compressed (`packed`: `rankings/X.jsonl.gz` stands for the recorded
+`rankings/X.jsonl`); its recorded sha256 is always that of the uncompressed bytes, so compressing a run
+changes no record. Both forms may exist (a conversion that stopped halfway); then both must match.
+
 A record is tamper-evident, not tamper-proof: someone who rewrites a file, its record and every
 later record consistently is not caught here (the auditor's recomputation still checks the numbers).
 
@@ -25,6 +29,7 @@ from pathlib import Path
 
 from ..errors import SidelightError
 from ..index.store import sha256_file as sha256_of
+from .packed import GZ, PackedError, compressible, forms, sha256_stored
 
 STAGES = ("freeze", "dev", "test")
 RECORD_NAME = "record.json"
@@ -89,6 +94,22 @@ def _check_self(run: Path, rel: str, obj: dict, stage: str) -> None:
         raise _altered(run, rel, f"{stage} stage (its own {SELF_KEY})")
 
 
+def _check_file(run: Path, rel: str, sha: str, stage: str) -> None:
+    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.gz`)."""
+    path = run / rel
+    found = forms(path) if compressible(rel) else [path] if path.is_file() else []
+    if not found:
+        raise RefusedError(f"{path} is missing; the {stage} stage recorded it (the run was altered "
+                           "after it was written)")
+    for form in found:
+        try:
+            ok = (sha256_stored(form) if form.name.endswith(GZ) else sha256_of(form)) == sha
+        except PackedError as e:
+            raise RefusedError(str(e)) from None
+        if not ok:
+            raise _altered(run, form.relative_to(run).as_posix(), f"{stage} stage")
+
+
 def _check_stage(run: Path, stage: str, want_prev: dict[str, str]) -> dict:
     """Verify `stage/record.json` and every file it lists; returns the record."""
     rel = f"{stage}/{RECORD_NAME}"
@@ -104,14 +125,11 @@ def _check_stage(run: Path, stage: str, want_prev: dict[str, str]) -> dict:
     for f, sha in rec["files"].items():
         if not f.startswith(f"{stage}/") or ".." in Path(f).parts:
             raise _altered(run, rel, f"{stage} stage")
-        path = run / f
-        if not path.is_file():
-            raise RefusedError(f"{path} is missing; the {stage} stage recorded it (the run was altered "
-                               "after it was written)")
-        if sha256_of(path) != sha:
-            raise _altered(run, f, f"{stage} stage")
+        _check_file(run, f, sha, stage)
     for path in sorted((run / stage).rglob("*")):
         f = path.relative_to(run).as_posix()
+        if f.endswith(GZ) and compressible(f[: -len(GZ)]):
+            f = f[: -len(GZ)]  # a ranking stored compressed stands for its recorded plain name
         if path.is_file() and f != rel and f not in rec["files"] and path.name not in IGNORED:
             raise RefusedError(f"{path} is not in the {stage} stage's record; the run was altered after it "
                                "was written")

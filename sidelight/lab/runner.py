@@ -38,6 +38,7 @@ from ..methods import get_method
 from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
 from .analysis import analyse
+from .packed import open_text, ranking_files
 from .pick import pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
@@ -84,10 +85,10 @@ def _locked(out: Path) -> Iterator[None]:
 
 
 def read_rankings(folder: Path) -> dict[str, dict]:
-    """label -> qid -> row, from every rankings/*.jsonl."""
+    """label -> qid -> row, from every rankings/*.jsonl (stored plain or gzip-compressed, `packed`)."""
     out: dict[str, dict] = {}
-    for p in sorted(Path(folder).glob("*.jsonl")):
-        with open(p, encoding="utf-8") as f:
+    for p in ranking_files(folder):
+        with open_text(p) as f:
             for line in f:
                 if line.strip():
                     row = json.loads(line)

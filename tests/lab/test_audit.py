@@ -53,3 +53,25 @@ def test_audit_agrees_and_catches_tampering(tmp_path):
     reseal(out, "test")  # a forger who also rewrote the record: the recomputation still disagrees
     r = audit(out)
     assert not r["agree"] and len(r["problems"]) == 2
+
+
+def test_audit_reads_only_the_selected_rows_of_a_concept_benchmark(tmp_path):
+    """A protocol that keeps part of a shared benchmark (`"select": {"corpus": ...}`, as relation-v2 does
+    for FOLDOC and WordNet) is audited over exactly those rows, not the whole file."""
+    proto = make_lab(tmp_path / "lab")
+    bench = tmp_path / "lab" / "bench.jsonl"
+    rows = [json.loads(x) for x in bench.read_text().splitlines()]
+    others = [{**r, "qid": f"other-{r['qid']}", "family": f"other-{r['family']}", "corpus": "elsewhere"}
+              for r in rows if r["split"] == "test"]
+    bench.write_text("".join(json.dumps(r if r["qid"].startswith("other-") else {**r, "corpus": "here"}) + "\n"
+                             for r in rows + others))
+    p = json.loads(proto.read_text())
+    p["benchmark"]["select"] = {"corpus": "here"}
+    proto.write_text(json.dumps(p))
+    out = tmp_path / "run"
+    freeze(proto, out)
+    run_split(proto, "dev", out)
+    run_split(proto, "test", out)
+    r = audit(out)
+    assert r["agree"], r["problems"][:5]
+    assert r["queries"] == sum(1 for x in rows if x["split"] == "test")

@@ -1,0 +1,156 @@
+"""Rankings stored gzip-compressed (`sidelight lab compress`): the record, the chain and the audit hold
+unchanged because hashes are of the uncompressed bytes; a compressed ranking is still tamper-evident; a
+conversion stopped halfway leaves a run that verifies. The system `gzip` is the independent decoder."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from sidelight.cli import main
+from sidelight.lab import runner
+from sidelight.lab.audit import audit
+from sidelight.lab.committed import compress_run
+from sidelight.lab.packed import compress_file, gzip_bytes, packed
+from sidelight.lab.record import RECORD_NAME, sha256_of, verify_run
+from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, run_split
+
+from tests.lab.test_runner import make_lab
+
+IMPL = ("0" * 64, {})  # other people edit the package while tests run: pin the implementation hash
+GZIP = shutil.which("gzip")
+
+
+@pytest.fixture(autouse=True)
+def pinned_implementation(monkeypatch):
+    monkeypatch.setattr(runner, "implementation_hash", lambda: IMPL)
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """A completed toy run (plain rankings), built once; tests work on copies."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "implementation_hash", lambda: IMPL)
+        root = tmp_path_factory.mktemp("packed")
+        proto = make_lab(root / "lab")
+        out = root / "run"
+        freeze(proto, out)
+        run_split(proto, "dev", out)
+        run_split(proto, "test", out)
+    return out
+
+
+def copy(src, tmp_path, name="run"):
+    return shutil.copytree(src, tmp_path / name)
+
+
+def plain_rankings(run):
+    return sorted(run.glob("*/rankings/*.jsonl"))
+
+
+def test_the_gzip_stream_is_deterministic_and_decodes_with_the_system_gzip():
+    data = "".join(json.dumps({"qid": f"q{i}", "ids": [f"d{j}" for j in range(50)]}) + "\n" for i in range(30)).encode()
+    a, b = gzip_bytes(data), gzip_bytes(data)
+    assert a == b and len(a) < len(data) / 3
+    assert a[:2] == b"\x1f\x8b" and a[3] == 0 and a[4:8] == b"\0\0\0\0"  # no name flag, mtime 0
+    if GZIP:
+        assert subprocess.run([GZIP, "-dc"], input=a, capture_output=True, check=True).stdout == data
+
+
+def test_compressing_a_run_keeps_its_record_its_rankings_and_its_audit(full, tmp_path):
+    run = copy(full, tmp_path)
+    originals = {p.relative_to(run).as_posix(): p.read_bytes() for p in plain_rankings(run)}
+    records = {s: (run / s / RECORD_NAME).read_bytes() for s in ("dev", "test")}
+    before_ranks = read_rankings(run / "test" / "rankings")
+    before_audit = audit(run)
+    r = compress_run(run)
+    assert r["files"] == len(originals) > 0 and r["after"] < r["before"]
+    assert plain_rankings(run) == []
+    for rel, data in originals.items():
+        gz = packed(run / rel)
+        if GZIP:  # an independent decoder gives back exactly the bytes the lab wrote
+            assert subprocess.run([GZIP, "-dc", str(gz)], capture_output=True, check=True).stdout == data
+    assert {s: (run / s / RECORD_NAME).read_bytes() for s in ("dev", "test")} == records  # no record rewritten
+    verify_run(run)
+    assert read_rankings(run / "test" / "rankings") == before_ranks
+    after_audit = audit(run)
+    assert after_audit["agree"] and after_audit["checks"] == before_audit["checks"]
+    assert compare_runs(full, run) == ([], [])
+    assert compress_run(run)["files"] == 0  # a second pass has nothing left to do
+
+
+def test_a_conversion_stopped_halfway_still_verifies_and_a_rerun_finishes_it(full, tmp_path):
+    run = copy(full, tmp_path)
+    first = plain_rankings(run)[0]
+    packed(first).write_bytes(gzip_bytes(first.read_bytes()))  # the .gz renamed in, the plain file not yet removed
+    stale = first.with_name(f".{packed(first).name}.tmp")
+    stale.write_bytes(b"half a gzip")  # and another stopped before its rename
+    with pytest.raises(RefusedError, match="not in the .* stage's record"):
+        verify_run(run)  # a stray temporary file is not part of the run
+    stale.unlink()
+    verify_run(run)  # both forms of one ranking: each matches the record
+    stale.write_bytes(b"half a gzip")
+    compress_run(run)
+    assert plain_rankings(run) == [] and not stale.exists()
+    verify_run(run)
+
+
+def test_an_edited_compressed_ranking_is_refused_naming_it(full, tmp_path):
+    run = copy(full, tmp_path)
+    compress_run(run)
+    gz = run / "test" / "rankings" / "bm25.jsonl.gz"
+    rows = [json.loads(x) for x in gzip.decompress(gz.read_bytes()).decode().splitlines()]
+    rows[0]["ids"][0], rows[0]["ids"][1] = rows[0]["ids"][1], rows[0]["ids"][0]
+    gz.write_bytes(gzip_bytes("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()))
+    with pytest.raises(RefusedError, match=r"test/rankings/bm25\.jsonl\.gz does not match the hash recorded"):
+        verify_run(run)
+    with pytest.raises(RefusedError, match=r"bm25\.jsonl\.gz does not match"):
+        audit(run)
+
+
+def test_a_damaged_compressed_ranking_is_refused_in_one_line(full, tmp_path):
+    run = copy(full, tmp_path)
+    compress_run(run)
+    gz = run / "dev" / "rankings" / "bm25.jsonl.gz"
+    gz.write_bytes(gz.read_bytes()[: len(gz.read_bytes()) // 2])
+    with pytest.raises(RefusedError, match=r"bm25\.jsonl\.gz is not a readable gzip stream"):
+        verify_run(run)
+
+
+def test_two_forms_that_differ_and_an_unrecorded_gz_are_refused(full, tmp_path):
+    run = copy(full, tmp_path)
+    plain = run / "test" / "rankings" / "tfidf.jsonl"
+    packed(plain).write_bytes(gzip_bytes(plain.read_bytes() + b"\n"))
+    with pytest.raises(RefusedError, match=r"tfidf\.jsonl\.gz does not match"):
+        verify_run(run)
+    packed(plain).unlink()
+    (run / "test" / "rankings" / "zz-bm25.jsonl.gz").write_bytes(gzip_bytes(plain.read_bytes()))
+    with pytest.raises(RefusedError, match=r"zz-bm25\.jsonl\.gz is not in the test stage's record"):
+        verify_run(run)
+
+
+def test_a_run_that_does_not_match_its_record_is_not_converted(full, tmp_path):
+    run = copy(full, tmp_path)
+    f = run / "test" / "rankings" / "bm25.jsonl"
+    f.write_text(f.read_text().replace('"r', '"x', 1))
+    with pytest.raises(RefusedError, match=r"bm25\.jsonl does not match"):
+        compress_run(run)
+    assert len(plain_rankings(run)) == len(plain_rankings(full))  # nothing was touched
+    with pytest.raises(ValueError, match="does not match the hash recorded"):  # the file-level guard too
+        compress_file(f, sha256_of(full / "test" / "rankings" / "bm25.jsonl"))
+
+
+def test_the_cli_compresses_a_folder_of_runs_and_refuses_a_non_run(full, tmp_path, capsys):
+    copy(full, tmp_path / "runs", "toy")
+    assert main(["lab", "compress", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "ranking file(s) compressed now" in out and "the record verifies" in out
+    assert main(["lab", "audit", str(tmp_path / "runs")]) == 0
+    (tmp_path / "empty").mkdir()
+    assert main(["lab", "compress", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert "neither a run folder" in err and len(err.strip().splitlines()) == 1
