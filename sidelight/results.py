@@ -86,11 +86,25 @@ class Results(Sequence[Hit]):
     """The ranked hits of one query, best first (a sequence of `Hit`; equal when the hits are)."""
 
     def __init__(self, hits: Sequence[Hit], query: str = "", method: str = "",
-                 coverage: tuple[int, int] | None = None) -> None:
+                 coverage: tuple[int, int] | None = None, trace_id: str | None = None,
+                 params: Mapping[str, Any] | None = None) -> None:
+        """`method`: the method or lane that answered; a lane's answer also has the `trace_id` it
+        stored (feedback credits a hit through it) and the `params` it ran with."""
         self.hits = tuple(hits)
         self.query = query
         self.method = method
         self.coverage = coverage  # a sharded index's (shards that answered, shards); None: not sharded
+        self.trace_id = trace_id
+        self.params = dict(params or {})
+
+    @property
+    def channel(self) -> str:
+        """The lane that answered (a lane's `Results` is named by its lane)."""
+        return self.method
+
+    def with_hits(self, hits: Sequence[Hit]) -> "Results":
+        """The same answer with other hits (e.g. the same hits with their passages)."""
+        return Results(hits, self.query, self.method, self.coverage, self.trace_id, self.params)
 
     @property
     def partial(self) -> bool:
@@ -122,6 +136,10 @@ class Results(Sequence[Hit]):
 
     def to_dicts(self) -> list[dict]:
         return [h.to_dict() for h in self.hits]
+
+    def to_lane_dict(self) -> dict:
+        """A lane's answer as every interface prints it: trace_id, channel, hits, params."""
+        return {"trace_id": self.trace_id, "channel": self.method, "hits": self.to_dicts(), "params": self.params}
 
     def to_trec(self, query_id: str, run_name: str = TREC_RUN_NAME) -> list[str]:
         """TREC run lines `qid Q0 docid rank score run` (the format trec_eval and ranx read)."""

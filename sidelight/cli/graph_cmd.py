@@ -63,7 +63,7 @@ def cli_service(index: Index) -> "Service":
 
 
 def run_channels(args: argparse.Namespace) -> int:
-    from ..serve.budget import MAX_BUDGET_MS
+    from ..lanes.budget import MAX_BUDGET_MS
     from ..serve.validate import ApiError
 
     k = check_top_k(args)

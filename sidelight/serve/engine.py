@@ -16,30 +16,23 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, SidelightError, StorageError
 from ..feedback.state import effective_weight
-from ..lanes.channels import (
-    DESCRIPTIONS,
-    LaneResult,
-    dense_lane,
-    envelope,
-    lexical_lane,
-    relation_lane,
-)
+from ..lanes.channels import run_lanes
+from ..lanes.registry import VECTORS, Lane
 from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS, PassageSettings, with_passages
 from ..index.reading import MAX_PAGE_CHARS, PAGE_CHARS, links, read
 from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR, default_lookup_method
-from ..methods import available_methods, check_params, get_method, method_spec, method_specs
+from ..methods import available_methods, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
-from . import budget as B
+from ..lanes import budget as B
 from .connections import VERDICTS, SerendipityLane
 from .dense_model import DenseModel
 from .labview import corpus_stats, latest_report, report_info, report_problem
-from .querylog import QueryLog
+from ..lanes.querylog import QueryLog, logged
 from .validate import (
     DEFAULT_DIAL,
     MAX_DIAL,
@@ -60,15 +53,6 @@ from .validate import (
 
 # What /health lists under "features": every one ships with the package (data may still be missing).
 FEATURES = {"floor": True, "connections": True, "reveal": True, "verdicts": True}
-
-LANE_DESCRIPTIONS = {
-    **DESCRIPTIONS,
-    "labels": ("fallback / partial: when the server skipped or cut a stage (dense model still loading, a stage "
-               "too slow for the time budget) the answer says so: `fallback` names the path taken (e.g. "
-               "'lexical-only': no dense lane, relation seeds from BM25 only), `partial` is true when time ran "
-               "out, and `stages` lists each stage as done, skipped or cut with the reason."),
-}
-
 
 class Service:
     """Everything a served call can do with one index. Thread-safe; one per process."""
@@ -133,35 +117,13 @@ class Service:
 
     # -- logging wrapper -------------------------------------------------------------------------------
     def _logged(self, operation: str, query: Any, fn: Callable[[], dict]) -> dict:
-        """Run `fn` and log it; `query` (the query or trace id) is logged when it is a string."""
-        query = query if isinstance(query, str) else None
-        t = time.perf_counter()
+        """Run `fn` and log it (`querylog.logged`); a refusal comes out as an `ApiError`."""
         try:
-            out = fn()
-        except ApiError as exc:
-            self._append(operation, query, status=exc.status, error=f"{exc.code}: {exc.message}", t=t)
-            raise
+            return logged(self.log, self.interface, operation, query, fn)
         except StorageError as exc:  # the state file refused a write: nothing was recorded, say so
-            self._append(operation, query, status=503, error=f"storage_unavailable: {exc}", t=t)
             raise ApiError(503, "storage_unavailable", str(exc)) from exc
         except SidelightError as exc:
-            err = ApiError(400, "bad_input", str(exc))
-            self._append(operation, query, status=400, error=f"bad_input: {exc}", t=t)
-            raise err from exc
-        except Exception as exc:
-            self._append(operation, query, status=500, error=f"{type(exc).__name__}: {exc}", t=t)
-            raise
-        self._append(operation, query, lanes=out.pop("_log_lanes", []), timings=out.get("timings_ms", {}),
-                     fallback=out.get("fallback"), partial=bool(out.get("partial")), status=200, t=t)
-        return out
-
-    def _append(self, operation, query, lanes=None, timings=None, fallback=None, partial=False, status=200,
-                error=None, t=0.0) -> None:
-        try:
-            self.log.append(self.interface, operation, query, lanes, timings, fallback, partial, status, error,
-                            total_ms=(time.perf_counter() - t) * 1000.0)
-        except Exception:  # the log must never take an answer down with it
-            pass
+            raise ApiError(400, "bad_input", str(exc)) from exc
 
     @staticmethod
     def _quiet(operation: str, query: Any, fn: Callable[[], dict]) -> dict:
@@ -337,46 +299,23 @@ class Service:
         snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
         settings = PassageSettings(snippet_chars=snippet_chars)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
-        rel_params = check_params("relation", check_params_object(relation))
+        rel_params = check_params_object(relation)
         b = self._budget(budget_ms)
-        lexical = b.timed("lexical", lambda: lexical_lane(idx, q, limit))
-        dense_res: LaneResult | None = None
-        cos = None
-        missing = []
-        if not want_dense:
-            b.skip("dense", "left out by the caller")
-        elif idx.dense is None:
-            b.skip("dense", B.NO_VECTORS)
-        elif not self.dense.ready:
-            b.skip("dense", self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
-            missing.append({"channel": "dense", "reason": self.dense.skip_reason()})
-        else:
-            try:
-                # keep a little time for the relation lane, which is cheap
-                cos = b.run(self.pool, "dense", lambda: idx.dense.scores(q),
-                            reserve_s=min(0.05, b.remaining_s() / 4), fallback=B.LEXICAL_ONLY)
-                dense_res = dense_lane(idx, q, limit, cos)
-            except B.StageCut:
-                missing.append({"channel": "dense", "reason": b.stages[-1]["reason"]})
-        relation: LaneResult | None = None
-        try:
-            relation = b.run(self.pool, "relation",
-                             lambda: relation_lane(idx, q, limit, cos, cos is not None, **rel_params))
-        except B.StageCut:
-            missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
-        if snippet_chars:
-            lexical, dense_res, relation = (
-                None if lane is None else replace(lane, hits=with_passages(idx, lane.hits, q, settings))
-                for lane in (lexical, dense_res, relation))
-        lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]
-        descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
-        out = envelope(q, lexical, dense_res, relation, descriptions)
-        out["missing_lanes"] = missing
+
+        def waiting(lane: Lane) -> str | None:  # the dense query model still loading (or failed)
+            return self.dense.skip_reason() if VECTORS in lane.needs and not self.dense.ready else None
+
+        def passages(answer):
+            return answer.with_hits(with_passages(idx, answer.hits, q, settings)) if snippet_chars else answer
+
+        res = run_lanes(idx, q, limit, include={} if want_dense else {"dense": False},
+                        params={"relation": rel_params} if rel_params else None, budget=b, pool=self.pool,
+                        waiting=waiting, finish=passages)
+        out = res.to_dict()
         if idx.state_note:  # a read-only folder: the answer says its traces are not kept
             out["state"] = {"kept": False, "note": idx.state_note}
-        out["_log_lanes"] = [{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)}
-                             for lane in lanes]
-        return self._finish(out, b)
+        out["_log_lanes"] = res.log_lanes()
+        return out
 
     # -- feedback and traces ----------------------------------------------------------------------------
     def feedback(self, trace_id: Any, node_id: Any) -> dict:

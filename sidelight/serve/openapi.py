@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import __version__ as VERSION
-from . import budget as B
+from ..lanes import budget as B
 from .validate import (
     DEFAULT_DIAL,
     MAX_BODY_BYTES,

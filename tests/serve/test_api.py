@@ -194,15 +194,15 @@ def test_short_budget_is_partial(client, service, monkeypatch):
     # no time left (skipped) or is cut; the lexical lane still answers
     import time as _time
 
-    import sidelight.serve.engine as engine
+    from sidelight.lanes.builtin import LexicalLane
 
-    real = engine.lexical_lane
+    real = LexicalLane.run
 
     def slow_lexical(*args, **kwargs):
         _time.sleep(0.005)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "lexical_lane", slow_lexical)
+    monkeypatch.setattr(LexicalLane, "run", slow_lexical)
     d = client.post("/api/channels", json={"query": "garbage collection", "budget_ms": 1}).json()
     assert d["partial"] is True
     assert d["lexical"]["hits"], "the lexical lane always answers"
