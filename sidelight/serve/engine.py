@@ -25,7 +25,7 @@ from ..lanes.channels import run_lanes
 from ..lanes.registry import VECTORS, Lane
 from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS, PassageSettings, with_passages
 from ..index.reading import MAX_PAGE_CHARS, PAGE_CHARS, links, read
-from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR, default_lookup_method
+from ..index.lookup import PARTS_OF_SPEECH, PRIOR, default_lookup_method, lookup_json
 from ..methods import available_methods, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
 from ..lanes import budget as B
@@ -260,11 +260,10 @@ class Service:
             prior = None if prior in (None, "") else PRIOR.check("lookup", prior)
         except InputError as exc:
             raise ApiError(400, "bad_prior", str(exc)) from None
-        words = self.index.lookup(q, k, method, pos or None, prior=prior)
-        results = [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]
-        return {"query": q, "method": method, "results": results,
-                "note": "A word's score is its best sense's score under the method; senses are listed best first.",
-                "_log_lanes": [{"channel": "lookup", "hits": len(results)}]}
+        out = lookup_json(self.index.lookup(q, k, method, pos or None, prior=prior))
+        out["note"] = "A word's score is its best sense's score under the method; senses are listed best first."
+        out["_log_lanes"] = [{"channel": "lookup", "hits": len(out["results"])}]
+        return out
 
     def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None,
                  relation: Any = None, snippet_chars: Any = SNIPPET_CHARS) -> dict:

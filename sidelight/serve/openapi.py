@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import __version__ as VERSION
 from ..lanes import budget as B
+from ..lanes.registry import lanes
 from .validate import (
     DEFAULT_DIAL,
     MAX_BODY_BYTES,
@@ -90,7 +91,8 @@ def openapi_document() -> dict:
             "post": _op("Words for a description (reverse dictionary), ranked by their best sense", "LookupResult",
                         (400, 413, 422), body="LookupRequest")},
         "/api/channels": {
-            "post": _op("Independent lanes (lexical, dense, relation), each with its own trace id", "ChannelsResult",
+            "post": _op(f"Independent lanes ({', '.join(lane.name for lane in lanes())}), each with its own trace id",
+                        "ChannelsResult",
                         (400, 413), body="ChannelsRequest",
                         desc="Never fused: no cross-lane score. Stores one trace per lane (POST only). While the "
                              "dense model loads, the answer has lexical and relation lanes only and says fallback "
@@ -158,7 +160,9 @@ def openapi_document() -> dict:
                                            "description": "false leaves the dense lane out (true/false; "
                                                           "the strings true/false, 1/0, yes/no also do)"}}},
         "ChannelsResult": {"type": "object", "properties": {
-            "query": {"type": "string"}, "lexical": lane, "dense": lane, "relation": {"oneOf": [lane, {"type": "null"}]},
+            "query": {"type": "string"},
+            **{x.name: {"description": x.description, **(lane if x.optional or x.floor else {"oneOf": [lane, {"type": "null"}]})}
+               for x in lanes()},
             "agreement_node_ids": {"type": "array", "items": {"type": "string"}},
             "missing_lanes": {"type": "array", "items": {"type": "object"}},
             "descriptions": {"type": "object"}, **LABELS}},

@@ -189,8 +189,10 @@ async function search(ev) {
     for (const m of r.missing_lanes) labels.push(`<span class="missing"> · ${esc(m.channel)} lane missing: ${esc(m.reason)}</span>`);
     $("#labels").innerHTML = labels.join(" ");
     const d = r.descriptions;
-    $("#lanes").innerHTML = laneHtml("lexical", r.lexical, d.lexical, agree) + laneHtml("dense", r.dense, d.dense, agree)
-      + (r.relation ? laneHtml("relation", r.relation, d.relation, agree) : `<div class="lane" data-channel="relation"><h2>relation</h2><p class="missing">skipped (see labels)</p></div>`)
+    // every lane of the answer, in its order (the lanes are the described keys holding hits or null)
+    const names = Object.keys(d).filter(n => r[n] === null || (r[n] && Array.isArray(r[n].hits)));
+    $("#lanes").innerHTML = names.map(n => r[n] ? laneHtml(n, r[n], d[n], agree)
+      : `<div class="lane" data-channel="${esc(n)}"><h2>${esc(n)}</h2><p class="missing">skipped (see labels)</p></div>`).join("")
       + connHtml();
     wireConn();
     state.edgesBefore = await fetchEdges(allPathEdges());
