@@ -51,9 +51,6 @@ from .validate import (
     check_verdict,
 )
 
-# What /health lists under "features": every one ships with the package (data may still be missing).
-FEATURES = {"floor": True, "connections": True, "reveal": True, "verdicts": True}
-
 class Service:
     """Everything a served call can do with one index. Thread-safe; one per process."""
 
@@ -159,7 +156,7 @@ class Service:
             "status": status, "ready": True,
             "index": {"loaded": True, "path": str(idx.path) if idx.path else None, "corpus": idx.corpus.name,
                       "records": len(idx.corpus), "edges": len(idx.corpus.edges)},
-            "dense": self.dense.health(), "certificate": cert, "features": self.features(),
+            "dense": self.dense.health(), "certificate": cert,
             "state": str(idx.state.path), "uptime_s": round(time.time() - self.started, 1),
             "lab_report": latest_report(self.lab_dir) is not None,
         }
@@ -172,9 +169,6 @@ class Service:
     def offers_connections(self) -> bool:
         """The serendipity lane applies when the index has a certificate (passed or failed: a failed one says why)."""
         return self.serendipity.certificate_status()["status"] != "absent"
-
-    def features(self) -> dict:
-        return dict(FEATURES)
 
     # -- search by method --------------------------------------------------------------------------------
     def methods(self) -> dict:

@@ -210,8 +210,8 @@ def build_server(service: Service, name: str = "sidelight"):
             return call(service.reveal, trace_id, answer_sha256)
 
     @server.resource("sidelight://readiness", name="readiness", mime_type="application/json",
-                     description="Readiness: index loaded, dense model state, certificate status, available "
-                                 "features and ranking methods.")
+                     description="Readiness: index loaded, dense model state, certificate status and ranking "
+                                 "methods.")
     def readiness() -> str:
         h = service.health()
         h["methods"] = service.methods()

@@ -71,7 +71,7 @@ def openapi_document() -> dict:
                 _q("budget_ms", BUDGET)]
     read_only = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
     paths = {
-        "/health": {"get": _op("Readiness: index loaded, dense model state, certificate status, features", "Health", ())},
+        "/health": {"get": _op("Readiness: index loaded, dense model state, certificate status", "Health", ())},
         "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         "/": {"get": {"summary": "The lab page (self-contained HTML)", "responses": {"200": {"description": "HTML"}}}},
         "/api/token": {"get": _op(f"The page token every POST sends as {PAGE_TOKEN_HEADER}", "PageToken", ())},
@@ -134,8 +134,7 @@ def openapi_document() -> dict:
         "Labelled": {"type": "object", "properties": LABELS},
         "Health": {"type": "object", "properties": {
             "status": {"enum": ["ok", "starting", "degraded"]}, "ready": {"type": "boolean"},
-            "index": {"type": "object"}, "dense": {"type": "object"}, "certificate": {"type": "object"},
-            "features": {"type": "object"}}},
+            "index": {"type": "object"}, "dense": {"type": "object"}, "certificate": {"type": "object"}}},
         "Methods": {"type": "object", "properties": {"methods": {"type": "object"}}},
         "PageToken": {"type": "object", "properties": {"header": {"const": PAGE_TOKEN_HEADER},
                                                        "token": {"type": "string"}}},
