@@ -8,12 +8,15 @@ show), the `needs` it has of an index (capabilities, short strings: see `capabil
 `sidelight.lanes.channels.run_lanes` runs the registered lanes in registration order, the one
 orchestrator behind the Python API, the CLI, HTTP and MCP.
 
-Adding a lane: one module defining a `Lane` and calling `register(...)` (a test may use
-`registered(...)` for the length of a `with` block); see docs/architecture.md "How to add a lane".
+Adding a lane: one module in `sidelight/lanes/` defining a `Lane` and calling `register(...)` at import
+(every module of the package is imported before the first lane runs; a test may use `registered(...)`
+for the length of a `with` block); see docs/architecture.md "How to add a lane".
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -96,6 +99,19 @@ class BaseLane:
 
 
 _LANES: dict[str, Lane] = {}
+_LOADED = False
+
+
+def _load() -> None:
+    """Import the built-in lanes (registered first, in their order), then every other module of this
+    package, so a lane module dropped into `sidelight/lanes/` registers itself: one file, one `register`."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    importlib.import_module(f"{__package__}.builtin")
+    for module in sorted(m.name for m in pkgutil.iter_modules(importlib.import_module(__package__).__path__)):
+        importlib.import_module(f"{__package__}.{module}")
 
 #: envelope keys that are not lanes, described for the same reader
 NOTES = {
@@ -116,8 +132,7 @@ LABELS = ("fallback / partial: when a stage was skipped or cut (dense model stil
 
 def register(lane: Lane) -> Lane:
     """Add `lane` after the lanes already registered (a name registered twice is refused)."""
-    from . import builtin  # noqa: F401  (the built-in lanes come first)
-
+    _load()  # the built-in lanes come first
     if not isinstance(lane, Lane):
         raise TypeError(f"{lane!r} is not a Lane (name, description, needs, floor, optional, fallback, check, run)")
     if lane.name in _LANES or lane.name in NOTES or lane.name in ("query", "descriptions", "labels"):
@@ -142,8 +157,7 @@ def registered(lane: Lane) -> Iterator[Lane]:
 
 def lanes() -> list[Lane]:
     """The registered lanes, in registration order (the built-in ones first: lexical, dense, relation)."""
-    from . import builtin  # noqa: F401  (registers the built-in lanes once)
-
+    _load()
     return list(_LANES.values())
 
 
