@@ -158,6 +158,14 @@ class Results(Sequence[Hit]):
     def to_dicts(self) -> list[dict]:
         return [h.to_dict() for h in self.hits]
 
+    def to_dict(self) -> dict:
+        """A method's answer as every interface prints it: query, method, hits (`Hit.to_dict`), and on a
+        sharded index whether it is partial and its coverage."""
+        out: dict[str, Any] = {"query": self.query, "method": self.method, "hits": self.to_dicts()}
+        if self.coverage is not None:
+            out["partial"], out["coverage"] = self.partial, "%d/%d" % self.coverage
+        return out
+
     def to_lane_dict(self) -> dict:
         """A lane's answer as every interface prints it: trace_id, channel, hits, params."""
         return {"trace_id": self.trace_id, "channel": self.method, "hits": self.to_dicts(), "params": self.params}

@@ -75,8 +75,7 @@ def run_search(args: argparse.Namespace) -> int:
 
     hits = logged(cli_log(index), "cli", "search", args.query, answer)["results"]
     if args.json:
-        shards = {} if hits.coverage is None else {"partial": hits.partial, "coverage": "%d/%d" % hits.coverage}
-        print_json({"query": args.query, "method": args.method, "hits": hits.to_dicts(), **shards})
+        print_json(hits.to_dict())
     elif any(h.passage is not None for h in hits):
         print_hits(f"{args.method}: {args.query}", hits)
     else:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, SidelightError, StorageError
+from ..results import Results
 from ..feedback.state import effective_weight
 from ..lanes.channels import run_lanes
 from ..lanes.registry import VECTORS, Lane
@@ -227,11 +228,11 @@ class Service:
         found = idx.hits(ranking)
         if snippet_chars:
             found = with_passages(idx, found, q, PassageSettings(snippet_chars=snippet_chars))
-        hits = [h.to_dict() for h in found]
-        out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
-               "note": "Scores compare only within this method. A method search stores no trace: search the "
-                       "lanes (channels) for trace ids that feedback can credit."}
-        out["_log_lanes"] = [{"channel": used, "hits": len(hits)}]
+        out = Results(found, q, method).to_dict()
+        out.update({"method_used": used, "k": k,
+                    "note": "Scores compare only within this method. A method search stores no trace: search the "
+                            "lanes (channels) for trace ids that feedback can credit."})
+        out["_log_lanes"] = [{"channel": used, "hits": len(found)}]
         return self._finish(out, b)
 
     # -- lanes ----------------------------------------------------------------------------------------
