@@ -18,7 +18,7 @@ trace records the success and changes no edge. Searching never changes a weight.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -86,7 +86,7 @@ class ChannelsResult:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def agreement(answers: list[Results | None]) -> list[str]:
+def agreement(answers: Sequence[Results | None]) -> list[str]:
     """Ids in at least two lanes, ascending (each lane keeps its own rank and score)."""
     counts: dict[str, int] = {}
     for a in answers:

@@ -81,7 +81,7 @@ class QueryLog:
                 (_now(), interface, operation, query, json.dumps(lanes or [], ensure_ascii=False),
                  json.dumps(timings or {}, ensure_ascii=False), fallback, int(bool(partial)), int(status), error,
                  os.getpid(), None if total_ms is None else float(total_ms)))
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)  # an INSERT always sets it
 
     def entries(self, limit: int | None = 50, interface: str | None = None) -> list[dict]:
         """The newest `limit` rows (None: all), newest first."""

@@ -62,12 +62,23 @@ class Lane(Protocol):
     `optional`: left out of the envelope when it did not answer (else its key is null);
     `fallback`: the label an answer carries when this lane was skipped (e.g. "lexical-only")."""
 
-    name: str
-    description: str
-    needs: frozenset[str]
-    floor: bool
-    optional: bool
-    fallback: str | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def needs(self) -> frozenset[str]: ...
+
+    @property
+    def floor(self) -> bool: ...
+
+    @property
+    def optional(self) -> bool: ...
+
+    @property
+    def fallback(self) -> str | None: ...
 
     def check(self, params: Mapping[str, Any]) -> dict:
         """The lane's parameters, checked before any lane stores a trace (InputError naming a bad one)."""
