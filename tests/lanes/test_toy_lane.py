@@ -139,3 +139,21 @@ def test_page_data_lists_the_lane(tmp_path):
     manifest = json.loads((tmp_path / "site" / "manifest.json").read_text(encoding="utf-8"))
     assert {"name": "shortest", "description": TOY_DESC, "needs": []} in manifest["lanes"]
     assert [x["name"] for x in manifest["lanes"]] == ["lexical", "dense", "relation", "shortest"]
+
+
+def test_python_api_with_a_budget_and_a_log(tmp_path):
+    from sidelight.lanes.budget import Budget
+    from sidelight.lanes.querylog import QueryLog
+
+    log = QueryLog(tmp_path / "log.sqlite")
+    with registered(ShortestLane("shortest", TOY_DESC, delay_s=1.0)):
+        r = search_channels(hand(), "alpha", 5, budget=Budget(300), log=log)
+        assert r.shortest is None and r.lexical.ids == ["a", "b"]
+        d = r.to_dict()
+        assert d["partial"] is True and d["missing_lanes"][0]["channel"] == "shortest"
+        assert "labels" in d["descriptions"]  # a budgeted answer explains its labels
+        r = search_channels(hand(), "alpha", 5)  # the Python API: no budget, the lane waits
+        assert r.shortest.ids == EXPECTED and "missing_lanes" not in r.to_dict()
+    (row,) = log.entries()
+    assert (row["interface"], row["operation"], row["partial"]) == ("python", "channels", True)
+    assert [lane["channel"] for lane in row["lanes"]] == ["lexical", "relation"]
