@@ -11,7 +11,10 @@ from ..index.defaults import default_method
 from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
 from ..methods import get_method, method_spec, method_specs
 from ..index.lookup import DEFAULT_PRIOR, PARTS_OF_SPEECH, PRIOR, default_lookup_method, lookup_json
+from ..lanes.budget import Budget
+from ..lanes.method_call import run_method
 from ..lanes.querylog import QueryLog, logged
+from ..results import Results
 from .args import add_filter, add_json, add_top_k, check_top_k
 from .output import parse_filter, parse_params, print_hits, print_json, table
 
@@ -26,6 +29,9 @@ def register(sub) -> None:
     add_top_k(p, 10, "records returned")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     add_filter(p)
+    p.add_argument("--budget-ms", type=int, default=None, metavar="MS",
+                   help="time budget: a method that does not finish in time is replaced by BM25 and the answer "
+                        "says so (fallback, partial); default: no budget, wait for the method")
     p.add_argument("--snippet-chars", type=int, default=SNIPPET_CHARS, metavar="N",
                    help=f"longest snippet shown per hit, in characters (default {SNIPPET_CHARS}; 0: no passages)")
     add_json(p)
@@ -66,16 +72,29 @@ def run_search(args: argparse.Namespace) -> int:
         chosen = default_method(index)
         args.method, params = chosen.method, {**chosen.params, **params}
     where = parse_filter(args.filter)
+    budget = Budget(args.budget_ms) if args.budget_ms is not None else None
 
     def answer() -> dict:
-        found = index.search(args.query, args.method, k, where, **params)
+        with index.watch() as cov:
+            found, used = run_method(index, args.query, args.method, k, where, params, budget=budget)
+        found = Results(found.hits, found.query, found.method, cov.pair if cov is not None else None)
         if args.snippet_chars:
             found = results_with_passages(index, found, PassageSettings(snippet_chars=args.snippet_chars))
-        return {"results": found, "_log_lanes": [{"channel": args.method, "hits": len(found)}]}
+        out = {"results": found, "_log_lanes": [{"channel": used, "hits": len(found)}]}
+        if budget is not None:  # the labels of a budgeted answer, as HTTP and MCP give them
+            out.update(method_used=used, **budget.labels(), timings_ms=budget.timings())
+            out["partial"] = budget.partial or found.partial
+        return out
 
-    hits = logged(cli_log(index), "cli", "search", args.query, answer)["results"]
+    out = logged(cli_log(index), "cli", "search", args.query, answer)
+    hits = out.pop("results")
     if args.json:
-        print_json(hits.to_dict())
+        print_json({**hits.to_dict(), **out})
+        return 0
+    if out.get("fallback") or out.get("partial"):
+        print(f"note: answered by {out['method_used']} (fallback {out['fallback']}, partial {out['partial']}): "
+              + "; ".join(f"{s['stage']} {s['status']} ({s.get('reason', '')})" for s in out["stages"]
+                          if s["status"] != "done"))
     elif any(h.passage is not None for h in hits):
         print_hits(f"{args.method}: {args.query}", hits)
     else:

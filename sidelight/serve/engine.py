@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, SidelightError, StorageError
-from ..results import Results
 from ..feedback.state import effective_weight
 from ..lanes.channels import run_lanes
+from ..lanes.method_call import run_method
 from ..lanes.registry import VECTORS, Lane
 from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS, PassageSettings, with_passages
 from ..index.reading import MAX_PAGE_CHARS, PAGE_CHARS, links, read
@@ -206,29 +206,17 @@ class Service:
         snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
         b = self._budget(budget_ms)
         method = self._known_method(method)
-        chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
+        params = check_params_object(params)
+        get_method(method, **params)  # a bad value: 400 naming the parameter
         where = check_filter(filter)
-        needs_dense = "dense" in method_spec(method).needs
-        if needs_dense and idx.dense is None:
+        if "dense" in method_spec(method).needs and idx.dense is None:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs dense vectors and this index has "
                            "none; rebuild it with `sidelight index SOURCE --dense minilm`, or use a lexical method")
-        used = method
-        ranking = None
-        if needs_dense and not self.dense.ready:
-            b.skip(method, self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
-            used = "bm25"
-        elif method != "bm25":  # BM25 is the floor of every answer: never cut, always run here
-            try:
-                ranking = b.run(self.pool, method, lambda: idx.rank(chosen, q, k, where),
-                                fallback=B.BM25)
-            except B.StageCut:
-                used = "bm25"
-        if ranking is None:
-            ranking = b.timed("bm25", lambda: idx.rank(get_method("bm25"), q, k, where))
-        found = idx.hits(ranking)
+        found, used = run_method(idx, q, method, k, where, params, budget=b, pool=self.pool,
+                                 waiting=lambda: None if self.dense.ready else self.dense.skip_reason())
         if snippet_chars:
-            found = with_passages(idx, found, q, PassageSettings(snippet_chars=snippet_chars))
-        out = Results(found, q, method).to_dict()
+            found = found.with_hits(with_passages(idx, found.hits, q, PassageSettings(snippet_chars=snippet_chars)))
+        out = found.to_dict()
         out.update({"method_used": used, "k": k,
                     "note": "Scores compare only within this method. A method search stores no trace: search the "
                             "lanes (channels) for trace ids that feedback can credit."})
