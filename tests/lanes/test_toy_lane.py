@@ -157,3 +157,41 @@ def test_python_api_with_a_budget_and_a_log(tmp_path):
     (row,) = log.entries()
     assert (row["interface"], row["operation"], row["partial"]) == ("python", "channels", True)
     assert [lane["channel"] for lane in row["lanes"]] == ["lexical", "relation"]
+
+
+def test_the_served_page_shows_the_lane(tmp_path):
+    """The exported page, opened from `sidelight serve --site`, shows a lane only the server runs."""
+    pytest.importorskip("selenium.webdriver")
+    from sidelight.web.parity import browser_available, chromium
+
+    if not browser_available():
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from sidelight.serve.app import create_app
+    from sidelight.serve.engine import Service
+    from sidelight.web.export import export_web
+    from tests.live import live_server
+
+    hand().save(tmp_path / "ix")
+    export_web(tmp_path / "ix", tmp_path / "site", lean=True)  # before the lane exists: the page has no code for it
+    with registered(ShortestLane("shortest", TOY_DESC)), chromium() as browser:
+        service = Service(Index.load(tmp_path / "ix"))
+        with live_server(create_app(service, allowed_hosts=["127.0.0.1"], site=tmp_path / "site")) as url:
+            browser.get(f"{url}/site/")
+            wait = WebDriverWait(browser, 20)
+            wait.until(EC.visibility_of_element_located((By.ID, "status-server")))
+            wait.until(EC.element_to_be_clickable((By.ID, "go")))
+            browser.find_element(By.ID, "sides").click()
+            browser.find_element(By.ID, "q").send_keys("alpha")
+            browser.find_element(By.ID, "go").click()
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, 'section.lane[data-method="shortest"]')))
+            lane = browser.find_element(By.CSS_SELECTOR, 'section.lane[data-method="shortest"]')
+            assert TOY_DESC in lane.text and "(stored by the server)" in lane.text
+            ids = [e.text for e in lane.find_elements(By.CSS_SELECTOR, "li.hit .id")]
+            assert ids == EXPECTED
+            lane.find_element(By.CSS_SELECTOR, "button.credit").click()
+            wait.until(EC.text_to_be_present_in_element((By.ID, "timings"), "shortest success"))
+        service.close()
