@@ -1,9 +1,12 @@
 """The service behind every interface: `sidelight serve` (HTTP), `sidelight mcp` and the CLI.
 
 One `Service` wraps one loaded `Index`. Every call is validated (`validate`: clear `ApiError`s
-with an HTTP status and a stable code), gets a time budget (`budget`), and writes one query-log
-row (`querylog`) into the index's `state.sqlite`, next to the traces. The dense query model loads
-in the background (`dense_model`); answers given without it are labelled.
+with an HTTP status and a stable code), gets a time budget (`sidelight.lanes.budget`), and writes
+one query-log row (`sidelight.lanes.querylog.logged`) into the index's `state.sqlite`, next to the
+traces. The lanes run through the one orchestrator (`sidelight.lanes.channels.run_lanes`), a
+method search through `sidelight.lanes.method_call.run_method`, as they do for the CLI and the
+Python API. The dense query model loads in the background (`dense_model`); a lane or method that
+needs it while it loads is skipped and the answer is labelled.
 
 Besides the lanes and methods it serves the floor (`sidelight.methods.floor.build_floor`) and the
 serendipity lane (`connections`). When this index lacks their data the answer says what is
