@@ -5,7 +5,7 @@ For each corpus the index is built in memory (state in a temporary file, no dens
 `random.Random(SEED).sample` over records whose title has a token the lexical index knows, each
 put in a relation question by turns ("a kind of T", "what is part of T", "T", "what is T made of").
 
-* relation: `relation_lane(index, q, limit=10)` as `search_channels` runs it, query-aware (the
+* relation: `run_lane(index, "relation", q, limit=10)` as `search_channels` runs it, query-aware (the
   default): name anchors (automaton built before timing), cue, BM25 top-5 entry seeds, overlay
   read, 2-hop spread, the typed spread, residual BM25 and link context over the reached records,
   credited paths of the top 10, trace written to SQLite.
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import print_table, write_json  # noqa: E402
 from sidelight.index import Index  # noqa: E402
-from sidelight.lanes.channels import relation_lane  # noqa: E402
+from sidelight.lanes.channels import run_lane  # noqa: E402
 from sidelight.methods.relation import name_matcher, relation_rank  # noqa: E402
 from sidelight.methods import get_method  # noqa: E402
 
@@ -82,8 +82,8 @@ def bench_corpus(name: str, n_queries: int) -> dict:
     res = {
         "records": len(corpus), "edges": len(corpus.edges), "undirected_pairs": index.graph.undirected().nnz // 2,
         "build_s": round(build_s, 2),
-        "relation": timed(lambda q: relation_lane(index, q, 10), qs),
-        "relation_activation": timed(lambda q: relation_lane(index, q, 10, rank="activation"), qs),
+        "relation": timed(lambda q: run_lane(index, "relation", q, 10), qs),
+        "relation_activation": timed(lambda q: run_lane(index, "relation", q, 10, rank="activation"), qs),
         "relation_rank": timed(lambda q: relation_rank(index, q, 10), qs),
         "ppr": timed(lambda q: ppr.rank(index, q, 10), qs),
         "bm25": timed(lambda q: bm25.rank(index, q, 10), qs),

@@ -57,7 +57,7 @@ DESCRIBE = Path(__file__).resolve().parent.parent / "benchmarks" / "describe-v1.
 def choose(index, out: dict) -> list[list]:
     """Score `CHOICES` x `PRIORS` on all of describe-v1; rows of the choice table, best first."""
     from sidelight.lab.benchmark import load_describe_benchmark
-    from sidelight.lanes.lookup import word_ranking
+    from sidelight.index.lookup import word_ranking
     from sidelight.methods import get_method
 
     bench = load_describe_benchmark(DESCRIBE, index.corpus)

@@ -105,24 +105,39 @@ def compare(after: dict, before: dict) -> tuple[list[list], bool]:
     return rows, same
 
 
+def _rankings_of(data: dict, corpora: set[str] | None = None) -> dict:
+    """The corpus -> method -> rankings part of a file this script wrote (not its `made_by` stamp)."""
+    return {k: v for k, v in data.items() if isinstance(v, dict) and k != "made_by" and (corpora is None or k in corpora)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", type=Path, required=True, help="write the rankings here")
     ap.add_argument("--compare", type=Path, help="a reference written by this script (e.g. before a refactor)")
     ap.add_argument("--methods", help="comma-separated methods to rank (default: every registered one)")
+    ap.add_argument("--corpora", help="comma-separated corpora to rank (scifact, foldoc; default both); --compare "
+                                      "then compares those only")
+    ap.add_argument("--rankings", type=Path, action="append", default=[],
+                    help="rank nothing: merge these files this script wrote (e.g. one per corpus) into --json")
     ap.add_argument("--code", type=Path, help="rank with the sidelight package of this checkout (e.g. a git worktree)")
     args = ap.parse_args()
     rankings = {"sidelight": str(Path(sidelight.__file__).parent), "depth": DEPTH}
-    for name, (corpus, queries) in corpora().items():
-        print(f"{name}: {len(corpus)} records, {len(queries)} queries", file=sys.stderr)
-        only = set(args.methods.split(",")) if args.methods else None
-        rankings[name] = rank_all(with_vectors(Index.build(corpus, progress=False), name), queries, only)
+    wanted = set(args.corpora.split(",")) if args.corpora else None
+    if args.rankings:
+        for path in args.rankings:
+            rankings.update(_rankings_of(json.loads(path.read_text()), wanted))
+    else:
+        for name, (corpus, queries) in corpora().items():
+            if wanted is not None and name not in wanted:
+                continue
+            print(f"{name}: {len(corpus)} records, {len(queries)} queries", file=sys.stderr)
+            only = set(args.methods.split(",")) if args.methods else None
+            rankings[name] = rank_all(with_vectors(Index.build(corpus, progress=False), name), queries, only)
     write_json(args.json, rankings)
     if args.compare is None:
         return 0
-    before = json.loads(args.compare.read_text())
-    strip = {k: v for k, v in rankings.items() if isinstance(v, dict)}
-    rows, same = compare(strip, {k: v for k, v in before.items() if isinstance(v, dict)})
+    strip = _rankings_of(rankings)
+    rows, same = compare(strip, _rankings_of(json.loads(args.compare.read_text()), set(strip)))
     print_table(["corpus", "method", "identical queries", "max |score diff|", "same"], rows)
     print("every ranking identical" if same else "RANKINGS DIFFER")
     return 0 if same else 1

@@ -1,7 +1,8 @@
 """The one result type of ranked output: `Hit`s in `Results` (one query) and a `Run` (many queries).
 
-Every method, lane and the floor answers with the same `Hit` (id, rank, score, title, plus the
-evidence that lane has: a relation hit's edge path and seed, a floor hit's stage-one cosine).
+Every method, lane and lookup answers with the same `Hit` (id, rank, score, title, plus the
+typed optional fields some answers have: a relation hit's seed, edge path and score parts, a passage).
+A lane's `Results` also carries the trace id it stored and its params (`to_lane_dict`).
 `Results.to_dicts()` is what the JSON interfaces print; `Run.to_trec()` writes TREC run lines and
 `Run.to_ranx()` hands the run to ranx (`ranx.Run`), so a run made in Python evaluates anywhere.
 """
@@ -13,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TREC_RUN_NAME = "sidelight"
-_FIELDS = ("id", "rank", "score", "title", "passage")  # a Hit's own keys; the rest of its JSON is its evidence
+_FIELDS = ("id", "rank", "score", "title", "passage")  # a Hit's own keys
+_TYPED = ("seed", "is_seed", "path", "parts")  # a Hit's optional typed keys (a relation hit's); the rest: evidence
 
 
 def trec_line(query_id: str, doc_id: str, rank: int, score: float, run_name: str = TREC_RUN_NAME) -> str:
@@ -56,8 +58,13 @@ class Passage:
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked record. `evidence` holds what the lane knows of why (empty for plain methods);
-    `passage`, where asked for, the record's best section with a snippet and its location."""
+    """One ranked record (or word, for a lookup). Every answer's hits have this one shape.
+
+    Typed optional fields carry what only some answers have: a relation hit's `seed` (where its
+    credited path starts), `is_seed`, `path` (the edges that reached it, each step a mapping of
+    edge_id, source, target, type, weight and the edge's context sentence when kept) and `parts`
+    (the score's parts); `passage`, where asked for, the record's best section with a snippet and
+    its location. `evidence` holds anything else an answer adds (a lookup word's `synsets`)."""
 
     id: str
     rank: int
@@ -65,20 +72,34 @@ class Hit:
     title: str
     evidence: Mapping[str, Any] = field(default_factory=dict, hash=False)
     passage: Passage | None = None
+    seed: str | None = None
+    is_seed: bool | None = None
+    path: tuple[Mapping[str, Any], ...] | None = field(default=None, hash=False)
+    parts: Mapping[str, float] | None = field(default=None, hash=False)
 
     def to_dict(self) -> dict:
-        """id, rank, score, title, then the evidence keys (a relation hit's `path`, `seed`, ...),
-        then the `passage` when there is one."""
-        out = {"id": self.id, "rank": self.rank, "score": self.score, "title": self.title, **self.evidence}
+        """The one JSON shape of a hit (CLI, HTTP and MCP): id, rank, score, title, then the typed
+        fields it has (seed, is_seed, path, parts), its evidence keys, then the `passage`."""
+        out: dict[str, Any] = {"id": self.id, "rank": self.rank, "score": self.score, "title": self.title}
+        for key in _TYPED:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = [dict(step) for step in value] if key == "path" else (
+                    dict(value) if key == "parts" else value)
+        out.update(self.evidence)
         if self.passage is not None:
             out["passage"] = self.passage.to_dict()
         return out
 
     def __getitem__(self, key: str) -> Any:
         """A hit reads like its JSON: `hit["id"]`, `hit["path"]` (KeyError for a key it does not have)."""
-        return getattr(self, key) if key in _FIELDS else self.evidence[key]
+        if key in _FIELDS or (key in _TYPED and getattr(self, key) is not None):
+            return getattr(self, key)
+        return self.evidence[key]
 
     def __contains__(self, key: object) -> bool:
+        if key in _TYPED:
+            return getattr(self, key) is not None  # type: ignore[arg-type]
         return (key in _FIELDS and (key != "passage" or self.passage is not None)) or key in self.evidence
 
 
@@ -86,11 +107,25 @@ class Results(Sequence[Hit]):
     """The ranked hits of one query, best first (a sequence of `Hit`; equal when the hits are)."""
 
     def __init__(self, hits: Sequence[Hit], query: str = "", method: str = "",
-                 coverage: tuple[int, int] | None = None) -> None:
+                 coverage: tuple[int, int] | None = None, trace_id: str | None = None,
+                 params: Mapping[str, Any] | None = None) -> None:
+        """`method`: the method or lane that answered; a lane's answer also has the `trace_id` it
+        stored (feedback credits a hit through it) and the `params` it ran with."""
         self.hits = tuple(hits)
         self.query = query
         self.method = method
         self.coverage = coverage  # a sharded index's (shards that answered, shards); None: not sharded
+        self.trace_id = trace_id
+        self.params = dict(params or {})
+
+    @property
+    def channel(self) -> str:
+        """The lane that answered (a lane's `Results` is named by its lane)."""
+        return self.method
+
+    def with_hits(self, hits: Sequence[Hit]) -> "Results":
+        """The same answer with other hits (e.g. the same hits with their passages)."""
+        return Results(hits, self.query, self.method, self.coverage, self.trace_id, self.params)
 
     @property
     def partial(self) -> bool:
@@ -122,6 +157,18 @@ class Results(Sequence[Hit]):
 
     def to_dicts(self) -> list[dict]:
         return [h.to_dict() for h in self.hits]
+
+    def to_dict(self) -> dict:
+        """A method's answer as every interface prints it: query, method, hits (`Hit.to_dict`), and on a
+        sharded index whether it is partial and its coverage."""
+        out: dict[str, Any] = {"query": self.query, "method": self.method, "hits": self.to_dicts()}
+        if self.coverage is not None:
+            out["partial"], out["coverage"] = self.partial, "%d/%d" % self.coverage
+        return out
+
+    def to_lane_dict(self) -> dict:
+        """A lane's answer as every interface prints it: trace_id, channel, hits, params."""
+        return {"trace_id": self.trace_id, "channel": self.method, "hits": self.to_dicts(), "params": self.params}
 
     def to_trec(self, query_id: str, run_name: str = TREC_RUN_NAME) -> list[str]:
         """TREC run lines `qid Q0 docid rank score run` (the format trec_eval and ranx read)."""

@@ -49,7 +49,10 @@ def test_results_is_a_sequence_of_hits_with_json_and_trec_forms():
     line = res.to_trec("q 1")[0]  # ids with spaces: tab-separated so they stay whole
     assert line.split("\t") == ["q 1", "Q0", "lisp machine", "1", f"{res[0].score:.6f}", "sidelight"]
     assert trec_line("q1", "b", 2, 0.5) == "q1 Q0 b 2 0.500000 sidelight"
-    hit = Hit("x", 1, 2.0, "X", {"path": [1]})
-    assert hit["path"] == [1] and "path" in hit and "seed" not in hit
+    step = {"edge_id": 7, "source": "y", "target": "x", "type": "link", "weight": 1.0}
+    hit = Hit("x", 1, 2.0, "X", {"synsets": []}, seed="y", path=(step,), parts={"graph": 0.5})
+    assert hit["path"] == (step,) and "path" in hit and "is_seed" not in hit and hit["synsets"] == []
+    assert list(hit.to_dict()) == ["id", "rank", "score", "title", "seed", "path", "parts", "synsets"]
+    assert hit.to_dict()["path"] == [step] and "seed" not in Hit("x", 1, 2.0, "X")
     assert sidelight.evaluate({"q": ["lisp machine"]}, {"q": {"lisp machine": 1}}, ["mrr@10"]) == {"mrr@10": 1.0}
     assert sidelight.evaluate(Run({"q": res}), {"q": {"b": 1}}, ["mrr@10"]) == {"mrr@10": 0.5}

@@ -63,7 +63,7 @@ def cli_service(index: Index) -> "Service":
 
 
 def run_channels(args: argparse.Namespace) -> int:
-    from ..serve.budget import MAX_BUDGET_MS
+    from ..lanes.budget import MAX_BUDGET_MS
     from ..serve.validate import ApiError
 
     k = check_top_k(args)
@@ -87,10 +87,9 @@ def run_channels(args: argparse.Namespace) -> int:
 def print_channels(envelope: dict) -> None:
     """Each lane of a channels envelope as its own table, relation hits with their edge paths; nothing is merged."""
     agree = set(envelope["agreement_node_ids"])
-    for name in ("lexical", "dense", "relation"):
-        lane = envelope.get(name)
-        if lane is None:
-            continue
+    lanes = [n for n in envelope.get("descriptions", {}) if isinstance(envelope.get(n), dict) and "hits" in envelope[n]]
+    for name in lanes:  # every lane the answer has, in the registry's order
+        lane = envelope[name]
         console.print(f"[bold]{name} lane[/bold]  trace {lane['trace_id']}")
         if name == "relation":
             anchors = [a["id"] + (f" (named \"{a['name']}\")" if a["why"] == "name" else f" ({a['why']} seed)")
@@ -102,7 +101,7 @@ def print_channels(envelope: dict) -> None:
         hits = lane["hits"]
         if not hits:
             console.print(f"[dim]no {name} hit[/dim]")
-        elif name == "relation":
+        elif all("path" in h for h in hits):  # hits reached along edges: show the score parts and the path
             rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["title"][:30], h["score"],
                      render_parts(h.get("parts", {})), render_path(h["path"])) for h in hits]
             table(None, ["rank", "id", "title", "score", "parts", "path"], rows, [True, False, False, True, False, False])

@@ -10,7 +10,11 @@ from ..index import Index
 from ..index.defaults import default_method
 from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
 from ..methods import get_method, method_spec, method_specs
-from ..lanes.lookup import DEFAULT_PRIOR, PARTS_OF_SPEECH, PRIOR, default_lookup_method
+from ..index.lookup import DEFAULT_PRIOR, PARTS_OF_SPEECH, PRIOR, default_lookup_method, lookup_json
+from ..lanes.budget import Budget
+from ..lanes.method_call import run_method
+from ..lanes.querylog import QueryLog, logged
+from ..results import Results
 from .args import add_filter, add_json, add_top_k, check_top_k
 from .output import parse_filter, parse_params, print_hits, print_json, table
 
@@ -25,6 +29,9 @@ def register(sub) -> None:
     add_top_k(p, 10, "records returned")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     add_filter(p)
+    p.add_argument("--budget-ms", type=int, default=None, metavar="MS",
+                   help="time budget: a method that does not finish in time is replaced by BM25 and the answer "
+                        "says so (fallback, partial); default: no budget, wait for the method")
     p.add_argument("--snippet-chars", type=int, default=SNIPPET_CHARS, metavar="N",
                    help=f"longest snippet shown per hit, in characters (default {SNIPPET_CHARS}; 0: no passages)")
     add_json(p)
@@ -64,12 +71,30 @@ def run_search(args: argparse.Namespace) -> int:
     if args.method is None:
         chosen = default_method(index)
         args.method, params = chosen.method, {**chosen.params, **params}
-    hits = index.search(args.query, args.method, k, parse_filter(args.filter), **params)
-    if args.snippet_chars:
-        hits = results_with_passages(index, hits, PassageSettings(snippet_chars=args.snippet_chars))
+    where = parse_filter(args.filter)
+    budget = Budget(args.budget_ms) if args.budget_ms is not None else None
+
+    def answer() -> dict:
+        with index.watch() as cov:
+            found, used = run_method(index, args.query, args.method, k, where, params, budget=budget)
+        found = Results(found.hits, found.query, found.method, cov.pair if cov is not None else None)
+        if args.snippet_chars:
+            found = results_with_passages(index, found, PassageSettings(snippet_chars=args.snippet_chars))
+        out = {"results": found, "_log_lanes": [{"channel": used, "hits": len(found)}]}
+        if budget is not None:  # the labels of a budgeted answer, as HTTP and MCP give them
+            out.update(method_used=used, **budget.labels(), timings_ms=budget.timings())
+            out["partial"] = budget.partial or found.partial
+        return out
+
+    out = logged(cli_log(index), "cli", "search", args.query, answer)
+    hits = out.pop("results")
     if args.json:
-        shards = {} if hits.coverage is None else {"partial": hits.partial, "coverage": "%d/%d" % hits.coverage}
-        print_json({"query": args.query, "method": args.method, "hits": hits.to_dicts(), **shards})
+        print_json({**hits.to_dict(), **out})
+        return 0
+    if out.get("fallback") or out.get("partial"):
+        print(f"note: answered by {out['method_used']} (fallback {out['fallback']}, partial {out['partial']}): "
+              + "; ".join(f"{s['stage']} {s['status']} ({s.get('reason', '')})" for s in out["stages"]
+                          if s["status"] != "done"))
     elif any(h.passage is not None for h in hits):
         print_hits(f"{args.method}: {args.query}", hits)
     else:
@@ -88,10 +113,15 @@ def run_lookup(args: argparse.Namespace) -> int:
         PRIOR.check("lookup", args.prior)
     index = Index.load(args.index)
     args.method = args.method or default_lookup_method(index)
-    words = index.lookup(args.description, k, args.method, args.pos, prior=args.prior, **parse_params(args.param))
+    params = parse_params(args.param)
+
+    def answer() -> dict:
+        found = index.lookup(args.description, k, args.method, args.pos, prior=args.prior, **params)
+        return {"results": found, "_log_lanes": [{"channel": "lookup", "hits": len(found)}]}
+
+    words = logged(cli_log(index), "cli", "lookup", args.description, answer)["results"]
     if args.json:
-        print_json({"query": args.description, "method": args.method,
-                    "results": [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]})
+        print_json(lookup_json(words))
         return 0
     table(f"lookup ({args.method}): {args.description}", ["rank", "word", "score", "senses (best first)"],
           [(w.rank, w.id, w.score, "\n".join(f"{s['id']}: {s['gloss'][:70]}" for s in w["synsets"][:3]))
@@ -99,6 +129,15 @@ def run_lookup(args: argparse.Namespace) -> int:
     if not words:
         print("no word matched")
     return 0
+
+
+def cli_log(index: Index) -> QueryLog | None:
+    """The index's query log, as `sidelight serve` and `sidelight mcp` write it (None when it cannot be opened:
+    a CLI answer never fails for its log row)."""
+    try:
+        return QueryLog.for_index(index)
+    except Exception:
+        return None
 
 
 def run_methods(args: argparse.Namespace) -> int:

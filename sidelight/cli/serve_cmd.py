@@ -140,7 +140,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def _service(args, interface: str):
-    from ..serve.budget import DEFAULT_BUDGET_MS
+    from ..lanes.budget import DEFAULT_BUDGET_MS
     from ..serve.engine import Service
 
     try:
@@ -209,7 +209,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 def run_log(args: argparse.Namespace) -> int:
-    from ..serve.querylog import QueryLog
+    from ..lanes.querylog import QueryLog
 
     limit = check_top_k(args)
     state = args.index / "state.sqlite"

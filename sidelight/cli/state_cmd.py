@@ -49,7 +49,7 @@ def register(sub) -> None:
 
 def run_prune(args: argparse.Namespace) -> int:
     from ..feedback import StateStore
-    from ..serve.querylog import QueryLog
+    from ..lanes.querylog import QueryLog
     from ..serve.retention import compact, prune_state
 
     state_path = args.index / "state.sqlite"

@@ -485,8 +485,8 @@ class Index:
     def lookup(self, description: str, k: int = 10, method: str | None = None, pos: str | None = None,
                prior: float | None = None, **params) -> Results:
         """Words for a description (a reverse dictionary; `method`/`prior` None: the lookup defaults;
-        see `sidelight.lanes.lookup`)."""
-        from ..lanes.lookup import lookup
+        see `sidelight.index.lookup`)."""
+        from .lookup import lookup
 
         return lookup(self, description, k, method, pos, prior=prior, **params)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..corpus.model import Corpus
 from ..errors import InputError
 from ..index.store import sha256_file
-from ..lanes.lookup import PRIOR, split_word_params
+from ..index.lookup import PRIOR, split_word_params
 from .benchmark import (Benchmark, load_beir_benchmark, load_collection_benchmark, load_concept_benchmark,
                         load_describe_benchmark)
 from .schema import validate_protocol
@@ -212,7 +212,7 @@ class Protocol:
         from ..methods import check_params
 
         def check(params: dict) -> None:
-            if self.kind == "describe":  # words are ranked too: the prior is theirs (lanes.lookup)
+            if self.kind == "describe":  # words are ranked too: the prior is theirs (index.lookup)
                 prior, params = split_word_params(params)
                 PRIOR.check(spec["name"], prior)
             check_params(method_of(spec), params)

@@ -33,7 +33,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import InputError
-from ..lanes.lookup import split_word_params, word_ranking
+from ..index.lookup import split_word_params, word_ranking
 from ..methods import get_method
 from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
@@ -207,7 +207,7 @@ def check_frozen(ctx: Context, out: Path) -> dict:
 # ---- ranking -----------------------------------------------------------------------------------
 def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
     """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked.
-    A describe benchmark ranks words: "ids" are words by their best record (`lanes.lookup`), no scores."""
+    A describe benchmark ranks words: "ids" are words by their best record (`index.lookup`), no scores."""
     index, bench, depth = ctx.index_for(setting.dense), ctx.bench, ctx.protocol.depth
     describe = ctx.protocol.kind == "describe"
     prior, params = split_word_params(setting.params) if describe else (0.0, setting.params)

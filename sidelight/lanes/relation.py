@@ -23,7 +23,7 @@ __all__ = ["SEED_RULE", "relation_hits", "relation_params", "relation_rank", "re
 
 
 def relation_hits(index: "Index", ranking: RelationRanking) -> list[Hit]:
-    """Relation hits as `Hit`s: score = the mode's score; evidence = seed, is_seed, path, parts."""
+    """Relation hits as `Hit`s: score = the mode's score, with their seed, is_seed, edge path and score parts."""
     ids, recs, edges = index.ids, index.corpus.records, index.corpus.edges
     out = []
     for h, parts in zip(ranking.hits, ranking.parts):
@@ -34,9 +34,10 @@ def relation_hits(index: "Index", ranking: RelationRanking) -> list[Hit]:
             if edges[e.edge_id].context:
                 step["context"] = edges[e.edge_id].context
             path.append(step)
+        # `activation` is the internal graph hit's name for the score the ranking mode gave it
         out.append(Hit(ids[h.node], h.rank, h.activation, recs[h.node].title,
-                       {"seed": ids[h.seed], "is_seed": h.is_seed, "path": path, "parts": parts,
-                        **({"links_to_seed": True} if h.backward else {})}))
+                       {"links_to_seed": True} if h.backward else {}, seed=ids[h.seed],
+                       is_seed=h.is_seed, path=tuple(path), parts=parts))
     return out
 
 

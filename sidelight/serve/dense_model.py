@@ -2,7 +2,7 @@
 
 Loading an embedding model takes seconds, so a server answers at once and loads it on a thread.
 Until it is ready, stages that need it are skipped and the answer is labelled (see
-`sidelight.serve.budget`). States: ``absent`` (the index has no vectors), ``not-started``,
+`sidelight.lanes.budget`). States: ``absent`` (the index has no vectors), ``not-started``,
 ``loading``, ``ready``, ``failed`` (the error is reported by /health, never raised at callers).
 """
 
@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Callable
 
-from . import budget as B
+from ..lanes import budget as B
 
 SKIP_REASONS = {"absent": B.NO_VECTORS, "not-started": B.MODEL_LOADING, "loading": B.MODEL_LOADING,
                 "failed": B.MODEL_FAILED}

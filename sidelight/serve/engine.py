@@ -1,9 +1,12 @@
 """The service behind every interface: `sidelight serve` (HTTP), `sidelight mcp` and the CLI.
 
 One `Service` wraps one loaded `Index`. Every call is validated (`validate`: clear `ApiError`s
-with an HTTP status and a stable code), gets a time budget (`budget`), and writes one query-log
-row (`querylog`) into the index's `state.sqlite`, next to the traces. The dense query model loads
-in the background (`dense_model`); answers given without it are labelled.
+with an HTTP status and a stable code), gets a time budget (`sidelight.lanes.budget`), and writes
+one query-log row (`sidelight.lanes.querylog.logged`) into the index's `state.sqlite`, next to the
+traces. The lanes run through the one orchestrator (`sidelight.lanes.channels.run_lanes`), a
+method search through `sidelight.lanes.method_call.run_method`, as they do for the CLI and the
+Python API. The dense query model loads in the background (`dense_model`); a lane or method that
+needs it while it loads is skipped and the answer is labelled.
 
 Besides the lanes and methods it serves the floor (`sidelight.methods.floor.build_floor`) and the
 serendipity lane (`connections`). When this index lacks their data the answer says what is
@@ -16,30 +19,24 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import InputError, SidelightError, StorageError
 from ..feedback.state import effective_weight
-from ..lanes.channels import (
-    DESCRIPTIONS,
-    LaneResult,
-    dense_lane,
-    envelope,
-    lexical_lane,
-    relation_lane,
-)
+from ..lanes.channels import run_lanes
+from ..lanes.method_call import run_method
+from ..lanes.registry import VECTORS, Lane
 from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS, PassageSettings, with_passages
 from ..index.reading import MAX_PAGE_CHARS, PAGE_CHARS, links, read
-from ..lanes.lookup import PARTS_OF_SPEECH, PRIOR, default_lookup_method
-from ..methods import available_methods, check_params, get_method, method_spec, method_specs
+from ..index.lookup import PARTS_OF_SPEECH, PRIOR, default_lookup_method, lookup_json
+from ..methods import available_methods, get_method, method_spec, method_specs
 from ..methods.floor import DEFAULT_N, build_floor
-from . import budget as B
+from ..lanes import budget as B
 from .connections import VERDICTS, SerendipityLane
 from .dense_model import DenseModel
 from .labview import corpus_stats, latest_report, report_info, report_problem
-from .querylog import QueryLog
+from ..lanes.querylog import QueryLog, logged
 from .validate import (
     DEFAULT_DIAL,
     MAX_DIAL,
@@ -57,18 +54,6 @@ from .validate import (
     check_trace_id,
     check_verdict,
 )
-
-# What /health lists under "features": every one ships with the package (data may still be missing).
-FEATURES = {"floor": True, "connections": True, "reveal": True, "verdicts": True}
-
-LANE_DESCRIPTIONS = {
-    **DESCRIPTIONS,
-    "labels": ("fallback / partial: when the server skipped or cut a stage (dense model still loading, a stage "
-               "too slow for the time budget) the answer says so: `fallback` names the path taken (e.g. "
-               "'lexical-only': no dense lane, relation seeds from BM25 only), `partial` is true when time ran "
-               "out, and `stages` lists each stage as done, skipped or cut with the reason."),
-}
-
 
 class Service:
     """Everything a served call can do with one index. Thread-safe; one per process."""
@@ -133,35 +118,13 @@ class Service:
 
     # -- logging wrapper -------------------------------------------------------------------------------
     def _logged(self, operation: str, query: Any, fn: Callable[[], dict]) -> dict:
-        """Run `fn` and log it; `query` (the query or trace id) is logged when it is a string."""
-        query = query if isinstance(query, str) else None
-        t = time.perf_counter()
+        """Run `fn` and log it (`querylog.logged`); a refusal comes out as an `ApiError`."""
         try:
-            out = fn()
-        except ApiError as exc:
-            self._append(operation, query, status=exc.status, error=f"{exc.code}: {exc.message}", t=t)
-            raise
+            return logged(self.log, self.interface, operation, query, fn)
         except StorageError as exc:  # the state file refused a write: nothing was recorded, say so
-            self._append(operation, query, status=503, error=f"storage_unavailable: {exc}", t=t)
             raise ApiError(503, "storage_unavailable", str(exc)) from exc
         except SidelightError as exc:
-            err = ApiError(400, "bad_input", str(exc))
-            self._append(operation, query, status=400, error=f"bad_input: {exc}", t=t)
-            raise err from exc
-        except Exception as exc:
-            self._append(operation, query, status=500, error=f"{type(exc).__name__}: {exc}", t=t)
-            raise
-        self._append(operation, query, lanes=out.pop("_log_lanes", []), timings=out.get("timings_ms", {}),
-                     fallback=out.get("fallback"), partial=bool(out.get("partial")), status=200, t=t)
-        return out
-
-    def _append(self, operation, query, lanes=None, timings=None, fallback=None, partial=False, status=200,
-                error=None, t=0.0) -> None:
-        try:
-            self.log.append(self.interface, operation, query, lanes, timings, fallback, partial, status, error,
-                            total_ms=(time.perf_counter() - t) * 1000.0)
-        except Exception:  # the log must never take an answer down with it
-            pass
+            raise ApiError(400, "bad_input", str(exc)) from exc
 
     @staticmethod
     def _quiet(operation: str, query: Any, fn: Callable[[], dict]) -> dict:
@@ -197,7 +160,7 @@ class Service:
             "status": status, "ready": True,
             "index": {"loaded": True, "path": str(idx.path) if idx.path else None, "corpus": idx.corpus.name,
                       "records": len(idx.corpus), "edges": len(idx.corpus.edges)},
-            "dense": self.dense.health(), "certificate": cert, "features": self.features(),
+            "dense": self.dense.health(), "certificate": cert,
             "state": str(idx.state.path), "uptime_s": round(time.time() - self.started, 1),
             "lab_report": latest_report(self.lab_dir) is not None,
         }
@@ -210,9 +173,6 @@ class Service:
     def offers_connections(self) -> bool:
         """The serendipity lane applies when the index has a certificate (passed or failed: a failed one says why)."""
         return self.serendipity.certificate_status()["status"] != "absent"
-
-    def features(self) -> dict:
-        return dict(FEATURES)
 
     # -- search by method --------------------------------------------------------------------------------
     def methods(self) -> dict:
@@ -249,33 +209,21 @@ class Service:
         snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
         b = self._budget(budget_ms)
         method = self._known_method(method)
-        chosen = get_method(method, **check_params_object(params))  # a bad value: 400 naming the parameter
+        params = check_params_object(params)
+        get_method(method, **params)  # a bad value: 400 naming the parameter
         where = check_filter(filter)
-        needs_dense = "dense" in method_spec(method).needs
-        if needs_dense and idx.dense is None:
+        if "dense" in method_spec(method).needs and idx.dense is None:
             raise ApiError(422, "method_unavailable", f"method {method!r} needs dense vectors and this index has "
                            "none; rebuild it with `sidelight index SOURCE --dense minilm`, or use a lexical method")
-        used = method
-        ranking = None
-        if needs_dense and not self.dense.ready:
-            b.skip(method, self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
-            used = "bm25"
-        elif method != "bm25":  # BM25 is the floor of every answer: never cut, always run here
-            try:
-                ranking = b.run(self.pool, method, lambda: idx.rank(chosen, q, k, where),
-                                fallback=B.BM25)
-            except B.StageCut:
-                used = "bm25"
-        if ranking is None:
-            ranking = b.timed("bm25", lambda: idx.rank(get_method("bm25"), q, k, where))
-        found = idx.hits(ranking)
+        found, used = run_method(idx, q, method, k, where, params, budget=b, pool=self.pool,
+                                 waiting=lambda: None if self.dense.ready else self.dense.skip_reason())
         if snippet_chars:
-            found = with_passages(idx, found, q, PassageSettings(snippet_chars=snippet_chars))
-        hits = [h.to_dict() for h in found]
-        out = {"query": q, "method": method, "method_used": used, "k": k, "hits": hits,
-               "note": "Scores compare only within this method. A method search stores no trace: search the "
-                       "lanes (channels) for trace ids that feedback can credit."}
-        out["_log_lanes"] = [{"channel": used, "hits": len(hits)}]
+            found = found.with_hits(with_passages(idx, found.hits, q, PassageSettings(snippet_chars=snippet_chars)))
+        out = found.to_dict()
+        out.update({"method_used": used, "k": k,
+                    "note": "Scores compare only within this method. A method search stores no trace: search the "
+                            "lanes (channels) for trace ids that feedback can credit."})
+        out["_log_lanes"] = [{"channel": used, "hits": len(found)}]
         return self._finish(out, b)
 
     # -- lanes ----------------------------------------------------------------------------------------
@@ -298,11 +246,10 @@ class Service:
             prior = None if prior in (None, "") else PRIOR.check("lookup", prior)
         except InputError as exc:
             raise ApiError(400, "bad_prior", str(exc)) from None
-        words = self.index.lookup(q, k, method, pos or None, prior=prior)
-        results = [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]
-        return {"query": q, "method": method, "results": results,
-                "note": "A word's score is its best sense's score under the method; senses are listed best first.",
-                "_log_lanes": [{"channel": "lookup", "hits": len(results)}]}
+        out = lookup_json(self.index.lookup(q, k, method, pos or None, prior=prior))
+        out["note"] = "A word's score is its best sense's score under the method; senses are listed best first."
+        out["_log_lanes"] = [{"channel": "lookup", "hits": len(out["results"])}]
+        return out
 
     def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None,
                  relation: Any = None, snippet_chars: Any = SNIPPET_CHARS) -> dict:
@@ -337,46 +284,23 @@ class Service:
         snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
         settings = PassageSettings(snippet_chars=snippet_chars)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
-        rel_params = check_params("relation", check_params_object(relation))
+        rel_params = check_params_object(relation)
         b = self._budget(budget_ms)
-        lexical = b.timed("lexical", lambda: lexical_lane(idx, q, limit))
-        dense_res: LaneResult | None = None
-        cos = None
-        missing = []
-        if not want_dense:
-            b.skip("dense", "left out by the caller")
-        elif idx.dense is None:
-            b.skip("dense", B.NO_VECTORS)
-        elif not self.dense.ready:
-            b.skip("dense", self.dense.skip_reason(), fallback=B.LEXICAL_ONLY)
-            missing.append({"channel": "dense", "reason": self.dense.skip_reason()})
-        else:
-            try:
-                # keep a little time for the relation lane, which is cheap
-                cos = b.run(self.pool, "dense", lambda: idx.dense.scores(q),
-                            reserve_s=min(0.05, b.remaining_s() / 4), fallback=B.LEXICAL_ONLY)
-                dense_res = dense_lane(idx, q, limit, cos)
-            except B.StageCut:
-                missing.append({"channel": "dense", "reason": b.stages[-1]["reason"]})
-        relation: LaneResult | None = None
-        try:
-            relation = b.run(self.pool, "relation",
-                             lambda: relation_lane(idx, q, limit, cos, cos is not None, **rel_params))
-        except B.StageCut:
-            missing.append({"channel": "relation", "reason": b.stages[-1]["reason"]})
-        if snippet_chars:
-            lexical, dense_res, relation = (
-                None if lane is None else replace(lane, hits=with_passages(idx, lane.hits, q, settings))
-                for lane in (lexical, dense_res, relation))
-        lanes = [lane for lane in (lexical, dense_res, relation) if lane is not None]
-        descriptions = {k: v for k, v in LANE_DESCRIPTIONS.items() if k != "dense" or dense_res is not None}
-        out = envelope(q, lexical, dense_res, relation, descriptions)
-        out["missing_lanes"] = missing
+
+        def waiting(lane: Lane) -> str | None:  # the dense query model still loading (or failed)
+            return self.dense.skip_reason() if VECTORS in lane.needs and not self.dense.ready else None
+
+        def passages(answer):
+            return answer.with_hits(with_passages(idx, answer.hits, q, settings)) if snippet_chars else answer
+
+        res = run_lanes(idx, q, limit, include={} if want_dense else {"dense": False},
+                        params={"relation": rel_params} if rel_params else None, budget=b, pool=self.pool,
+                        waiting=waiting, finish=passages)
+        out = res.to_dict()
         if idx.state_note:  # a read-only folder: the answer says its traces are not kept
             out["state"] = {"kept": False, "note": idx.state_note}
-        out["_log_lanes"] = [{"channel": lane.channel, "trace_id": lane.trace_id, "hits": len(lane.hits)}
-                             for lane in lanes]
-        return self._finish(out, b)
+        out["_log_lanes"] = res.log_lanes()
+        return out
 
     # -- feedback and traces ----------------------------------------------------------------------------
     def feedback(self, trace_id: Any, node_id: Any) -> dict:

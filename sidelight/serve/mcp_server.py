@@ -18,6 +18,7 @@ from pydantic import Strict, WithJsonSchema
 
 from ..index.passages import SNIPPET_CHARS
 from ..index.reading import PAGE_CHARS
+from ..lanes.registry import lanes
 from .engine import Service
 from .validate import ApiError
 
@@ -34,23 +35,18 @@ INSTRUCTIONS = (
     "mention both in your answer. Answers that skipped or cut a stage say so (fallback, partial): mention it when "
     "it matters.")
 
-SEARCH_CHANNELS = (
-    "Search one query in independent lanes, each with its own trace_id; nothing is fused and scores compare only "
-    "within a lane.\n"
-    "- lexical: BM25 only; records whose name or text explicitly matches the query words (direct lookups; the "
-    "safe lane for a named thing).\n"
-    "- dense (when the index has vectors and the model is loaded): embedding cosine; close in meaning without "
-    "shared words.\n"
-    "- relation: only records linked by stored graph edges to the records the query names; ranked by how they "
-    "were reached and how well they fit the rest of the question, with the score parts on each hit. Each hit "
-    "carries its edge path; an edge says two records are linked, not that one confirms, implies or equals the "
-    "other. relation={\"rank\": \"activation\"} ranks by graph activation alone; other keys: the `relation` "
-    "method's parameters.\n"
-    "agreement_node_ids lists ids found in more than one lane (not a combined score). Being retrieved does not "
-    "mean selected, validated or used. If you use a record, call record_success(trace_id of THAT lane, node_id) "
-    "and report the trace id and node id you used. fallback ('lexical-only': dense stage skipped, e.g. model still "
-    "loading) and partial (time budget ran out) label a reduced answer; stages lists what ran. dense=false "
-    "(a boolean) leaves the dense lane out.")
+def search_channels_description() -> str:
+    """The search_channels tool's description: every registered lane's own description (`lanes.registry`)."""
+    return ("Search one query in independent lanes, each with its own trace_id; nothing is fused and scores "
+            "compare only within a lane. A lane whose index lacks what it needs is left out.\n"
+            + "".join(f"- {lane.name}: {lane.description}\n" for lane in lanes())
+            + "agreement_node_ids lists ids found in more than one lane (not a combined score). Being retrieved does "
+            "not mean selected, validated or used. If you use a record, call record_success(trace_id of THAT lane, "
+            "node_id) and report the trace id and node id you used. fallback ('lexical-only': dense stage skipped, "
+            "e.g. model still loading) and partial (time budget ran out) label a reduced answer; stages lists what "
+            "ran and missing_lanes the lanes that did not answer. dense=false (a boolean) leaves the dense lane out; "
+            "relation={...} sets the relation lane's parameters.")
+
 
 RECORD_SUCCESS = (
     "Report that you actually used a record: pass the trace_id of the lane that returned it and its node_id (the "
@@ -104,7 +100,7 @@ def lean(out: dict) -> dict:
     out.pop("timings_ms", None)
     if isinstance(out.get("stages"), list):
         out["stages"] = [st for st in out["stages"] if not (isinstance(st, dict) and st.get("status") == "done")]
-    for name in ("lexical", "dense", "relation"):
+    for name in [lane.name for lane in lanes()]:
         lane = out.get(name)
         if isinstance(lane, dict):
             params = lane.get("params") or {}
@@ -176,7 +172,7 @@ def build_server(service: Service, name: str = "sidelight"):
                 return {"available": False, "code": exc.code, "message": exc.message}
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
-    @server.tool(name="search_channels", description=SEARCH_CHANNELS)
+    @server.tool(name="search_channels", description=search_channels_description())
     def search_channels(query: str, limit: IntArg = 10, dense: StrictBool = True,
                         relation: dict[str, Any] | None = None, snippet_chars: IntArg = SNIPPET_CHARS) -> dict[str, Any]:
         return lean(call(service.channels, query, limit, None, dense, relation, snippet_chars))
@@ -214,8 +210,8 @@ def build_server(service: Service, name: str = "sidelight"):
             return call(service.reveal, trace_id, answer_sha256)
 
     @server.resource("sidelight://readiness", name="readiness", mime_type="application/json",
-                     description="Readiness: index loaded, dense model state, certificate status, available "
-                                 "features and ranking methods.")
+                     description="Readiness: index loaded, dense model state, certificate status and ranking "
+                                 "methods.")
     def readiness() -> str:
         h = service.health()
         h["methods"] = service.methods()

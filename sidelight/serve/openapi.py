@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import __version__ as VERSION
-from . import budget as B
+from ..lanes import budget as B
+from ..lanes.registry import lanes
 from .validate import (
     DEFAULT_DIAL,
     MAX_BODY_BYTES,
@@ -70,7 +71,7 @@ def openapi_document() -> dict:
                 _q("budget_ms", BUDGET)]
     read_only = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
     paths = {
-        "/health": {"get": _op("Readiness: index loaded, dense model state, certificate status, features", "Health", ())},
+        "/health": {"get": _op("Readiness: index loaded, dense model state, certificate status", "Health", ())},
         "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         "/": {"get": {"summary": "The lab page (self-contained HTML)", "responses": {"200": {"description": "HTML"}}}},
         "/api/token": {"get": _op(f"The page token every POST sends as {PAGE_TOKEN_HEADER}", "PageToken", ())},
@@ -90,7 +91,8 @@ def openapi_document() -> dict:
             "post": _op("Words for a description (reverse dictionary), ranked by their best sense", "LookupResult",
                         (400, 413, 422), body="LookupRequest")},
         "/api/channels": {
-            "post": _op("Independent lanes (lexical, dense, relation), each with its own trace id", "ChannelsResult",
+            "post": _op(f"Independent lanes ({', '.join(lane.name for lane in lanes())}), each with its own trace id",
+                        "ChannelsResult",
                         (400, 413), body="ChannelsRequest",
                         desc="Never fused: no cross-lane score. Stores one trace per lane (POST only). While the "
                              "dense model loads, the answer has lexical and relation lanes only and says fallback "
@@ -132,8 +134,7 @@ def openapi_document() -> dict:
         "Labelled": {"type": "object", "properties": LABELS},
         "Health": {"type": "object", "properties": {
             "status": {"enum": ["ok", "starting", "degraded"]}, "ready": {"type": "boolean"},
-            "index": {"type": "object"}, "dense": {"type": "object"}, "certificate": {"type": "object"},
-            "features": {"type": "object"}}},
+            "index": {"type": "object"}, "dense": {"type": "object"}, "certificate": {"type": "object"}}},
         "Methods": {"type": "object", "properties": {"methods": {"type": "object"}}},
         "PageToken": {"type": "object", "properties": {"header": {"const": PAGE_TOKEN_HEADER},
                                                        "token": {"type": "string"}}},
@@ -158,7 +159,9 @@ def openapi_document() -> dict:
                                            "description": "false leaves the dense lane out (true/false; "
                                                           "the strings true/false, 1/0, yes/no also do)"}}},
         "ChannelsResult": {"type": "object", "properties": {
-            "query": {"type": "string"}, "lexical": lane, "dense": lane, "relation": {"oneOf": [lane, {"type": "null"}]},
+            "query": {"type": "string"},
+            **{x.name: {"description": x.description, **(lane if x.optional or x.floor else {"oneOf": [lane, {"type": "null"}]})}
+               for x in lanes()},
             "agreement_node_ids": {"type": "array", "items": {"type": "string"}},
             "missing_lanes": {"type": "array", "items": {"type": "object"}},
             "descriptions": {"type": "object"}, **LABELS}},

@@ -106,7 +106,7 @@ const $ = (s, el=document) => el.querySelector(s);
 const $$ = (s, el=document) => Array.from(el.querySelectorAll(s));
 const esc = s => String(s ?? "").replace(/[&<>"']/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"}[c]));
 const fmt = x => (typeof x === "number") ? (Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(4)) : esc(x);
-let state = {result: null, sel: -1, features: {}, edgesBefore: null};
+let state = {result: null, sel: -1, edgesBefore: null};
 
 const TOKEN = $('meta[name="sidelight-token"]').content;
 
@@ -122,15 +122,13 @@ async function api(path, body) {
 async function health() {
   try {
     const h = await api("/health");
-    state.features = h.features || {};
     const d = h.dense, c = h.certificate || {};
     const dcls = d.model_ready ? "ok" : (d.present ? (d.model_state === "failed" ? "bad" : "warn") : "off");
     const dtxt = d.present ? ("dense " + d.model_state) : "no dense vectors";
     $("#health").innerHTML =
       `<span class="badge ok" title="${esc(h.index.path)}">${esc(h.index.corpus)} · ${h.index.records.toLocaleString()} records · ${h.index.edges.toLocaleString()} edges</span>` +
       `<span class="badge ${dcls}" id="dense-badge">${esc(dtxt)}</span>` +
-      `<span class="badge ${c.status === "pass" ? "ok" : (c.status === "fail" ? "bad" : "off")}" title="${esc(c.reason || "")}">certificate: ${esc(c.status)}</span>` +
-      Object.entries(state.features).map(([k, v]) => `<span class="badge ${v ? "ok" : "off"}" title="${v ? "available" : "not available yet"}">${esc(k)}${v ? "" : " –"}</span>`).join("");
+      `<span class="badge ${c.status === "pass" ? "ok" : (c.status === "fail" ? "bad" : "off")}" title="${esc(c.reason || "")}">certificate: ${esc(c.status)}</span>`;
     if (d.present && !d.model_ready && d.model_state !== "failed") setTimeout(health, 1000);
   } catch (e) { $("#health").innerHTML = `<span class="badge bad">server unreachable</span>`; setTimeout(health, 3000); }
 }
@@ -161,8 +159,6 @@ function laneHtml(name, lane, desc, agree) {
 }
 
 function connHtml() {
-  if (!state.features.connections) return `<div class="lane" data-channel="connections"><h2><span>connections</span></h2>
-    <p class="desc">The serendipity lane (connections with a dial, revealed after your answer's hash) is not available in this build yet.</p></div>`;
   return `<div class="lane" id="conn" data-channel="connections"><h2><span>connections</span></h2>
     <p class="desc">Write your answer first; the panel is revealed only after its SHA-256 is recorded.</p>
     <label class="small">dial <input id="dial" type="range" min="0" max="__MAX_DIAL__" value="__DEFAULT_DIAL__"> <span id="dialv">__DEFAULT_DIAL__</span></label>
@@ -189,8 +185,10 @@ async function search(ev) {
     for (const m of r.missing_lanes) labels.push(`<span class="missing"> · ${esc(m.channel)} lane missing: ${esc(m.reason)}</span>`);
     $("#labels").innerHTML = labels.join(" ");
     const d = r.descriptions;
-    $("#lanes").innerHTML = laneHtml("lexical", r.lexical, d.lexical, agree) + laneHtml("dense", r.dense, d.dense, agree)
-      + (r.relation ? laneHtml("relation", r.relation, d.relation, agree) : `<div class="lane" data-channel="relation"><h2>relation</h2><p class="missing">skipped (see labels)</p></div>`)
+    // every lane of the answer, in its order (the lanes are the described keys holding hits or null)
+    const names = Object.keys(d).filter(n => r[n] === null || (r[n] && Array.isArray(r[n].hits)));
+    $("#lanes").innerHTML = names.map(n => r[n] ? laneHtml(n, r[n], d[n], agree)
+      : `<div class="lane" data-channel="${esc(n)}"><h2>${esc(n)}</h2><p class="missing">skipped (see labels)</p></div>`).join("")
       + connHtml();
     wireConn();
     state.edgesBefore = await fetchEdges(allPathEdges());

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import StorageError
 from ..feedback.state import StateStore
-from .querylog import QueryLog
+from ..lanes.querylog import QueryLog
 
 
 @dataclass(frozen=True)

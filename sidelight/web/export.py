@@ -33,6 +33,7 @@ from ..errors import InputError
 from ..index import Index, store
 from ..index.sharded import ShardedIndex
 from ..methods import method_spec
+from ..lanes.registry import lanes
 from ..methods.relation import (_CUES, _QUESTION_WORDS, _RESIDUAL_STOP, PROFILES, effective_weights, name_matcher,
                                 profile)
 from ..models.spec import resolve_model
@@ -219,6 +220,11 @@ def _page_default(index: Index, offered: list[str]) -> str:
     return chosen if chosen in offered else "bm25"
 
 
+def lane_data() -> list[dict]:
+    """The registered lanes as the page shows them: name, description and needs (`lanes.registry`)."""
+    return [{"name": lane.name, "description": lane.description, "needs": sorted(lane.needs)} for lane in lanes()]
+
+
 def _links(records) -> tuple[list[str], list[str]]:
     """Each record's file path (metadata `path`, else its id) and its first section's anchor (or "")."""
     paths, anchors = [], []
@@ -296,6 +302,9 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
                                  "index uses the notes profile (hub damping, in-links, the named part), so "
                                  "their relation rankings differ"} if profile(index) == "notes" else {})},
         "params": {m: _defaults(m) for m in (*LEXICAL_METHODS, *GRAPH_METHODS, *DENSE_METHODS)},
+        "method_descriptions": {m: method_spec(m).description for m in (*LEXICAL_METHODS, *GRAPH_METHODS,
+                                                                         *DENSE_METHODS)},
+        "lanes": lane_data(),
     }
     offered = [*LEXICAL_METHODS, *GRAPH_METHODS]
     payloads: dict[str, bytes] = {}

@@ -93,7 +93,7 @@ class _FullAtCommit:
 
 def test_full_disk_in_the_state_file(index, capsys, monkeypatch):
     import sidelight.feedback.state as F
-    import sidelight.serve.querylog as Q
+    import sidelight.lanes.querylog as Q
     from sidelight.store import sqlite as S
 
     real = S.transaction

@@ -64,7 +64,7 @@ def test_copied_limits_agree_with_their_sources():
     from sidelight.cli import ranges
     from sidelight.lab.schema import MAX_TITLE_WEIGHT
     from sidelight.serendipity.seating import MAX_DIAL
-    from sidelight.serve.budget import MAX_BUDGET_MS, MIN_BUDGET_MS
+    from sidelight.lanes.budget import MAX_BUDGET_MS, MIN_BUDGET_MS
 
     assert (ranges.MAX_TITLE_WEIGHT, ranges.MAX_DIAL, ranges.MIN_BUDGET_MS, ranges.MAX_BUDGET_MS) == \
         (MAX_TITLE_WEIGHT, MAX_DIAL, MIN_BUDGET_MS, MAX_BUDGET_MS)

@@ -18,7 +18,7 @@ from sidelight.lab.pick import pick
 from sidelight.lab.protocol import load_protocol
 from sidelight.lab.runner import freeze, read_json, read_rankings, run_split
 from sidelight.corpus.sources import load_source
-from sidelight.lanes.lookup import word_ranking
+from sidelight.index.lookup import word_ranking
 
 from tests.lab.test_densecache import FakeEmbedder, fake_model  # noqa: F401 (autouse fixture)
 

@@ -112,10 +112,10 @@ def test_known_answers_and_envelope_shape(hand):
 
 def test_directional_negative_gives_an_empty_relation_lane(hand):
     r = ngr(hand, "zeta", 10)  # f has only an incoming edge
-    assert [h["id"] for h in r.lexical.hits] == ["f"] and r.relation.hits == []
+    assert [h["id"] for h in r.lexical.hits] == ["f"] and not r.relation.hits
     assert r.relation.params["seeds"] == ["f"]
     r = ngr(hand, "nothingmatches", 10)
-    assert r.lexical.hits == [] and r.relation.hits == [] and r.relation.params["seeds"] == []
+    assert not r.lexical.hits and not r.relation.hits and r.relation.params["seeds"] == []
 
 
 def test_seeds_reached_from_other_seeds_are_returned_and_flagged(hand):
@@ -185,7 +185,7 @@ def test_lexical_lane_calls_no_dense_or_graph_code(hand, monkeypatch):
                       (gppr, "ppr_boost"), (DenseStore, "scores"), (mrel, "relation_rank"), (lrel, "relation_rank"),
                       (mrel, "_entry_seeds"), (mrel, "name_matcher")]:
         monkeypatch.setattr(mod, name, boom)
-    lane = ch.lexical_lane(hand, "alpha", 10)
+    lane = ch.run_lane(hand, "lexical", "alpha", 10)
     assert [h["id"] for h in lane.hits] == ["a"]
 
 

@@ -43,7 +43,7 @@ def test_health(client, foldoc_copy):
     assert h["index"]["loaded"] and h["index"]["records"] > 10_000 and h["index"]["path"] == str(foldoc_copy)
     assert h["dense"] == {"present": False, "model_state": "absent", "model_ready": False}
     assert "status" in h["certificate"]
-    assert set(h["features"]) == {"floor", "connections", "reveal", "verdicts"}
+    assert "features" not in h  # every part ships with the package; what data is missing, each answer says
 
 
 def test_openapi_served(client):
@@ -136,7 +136,6 @@ def test_unknown_route_and_method(client):
 
 
 def test_serendipity_endpoints(client, service):
-    feats = service.features()
     # no serendipity package, or no certificate for this index: 501 not_available, saying what is missing
     e = err(client.post("/api/connections", json={"query": "lisp", "dial": 3}), 501, "not_available")
     assert "serendipity" in e["message"]
@@ -145,12 +144,8 @@ def test_serendipity_endpoints(client, service):
     reveal = client.post("/api/reveal", json={"trace_id": "a" * 32, "answer_sha256": "b" * 64})
     verdict = client.post("/api/verdicts", json={"a_id": "lisp", "b_id": "scheme", "marker": 1, "verdict": "whale",
                                                  "who": "tester"})
-    if not feats["reveal"]:
-        err(reveal, 501, "not_available")
-        err(verdict, 501, "not_available")
-    else:
-        err(reveal, 404, "unknown_trace")
-        assert verdict.status_code == 200 and verdict.json()["verdict"]["who"] == "tester"
+    err(reveal, 404, "unknown_trace")
+    assert verdict.status_code == 200 and verdict.json()["verdict"]["who"] == "tester"
     # input is validated first
     err(client.post("/api/connections", json={"query": "lisp", "dial": 99}), 400, "dial_out_of_range")
     err(client.post("/api/connections", json={"query": ""}), 400, "empty_query")
@@ -164,12 +159,9 @@ def test_serendipity_endpoints(client, service):
                                            "who": "me"}), 404, "unknown_node")
 
 
-def test_floor_without_vectors(client, service):
+def test_floor_without_vectors(client):
     r = client.post("/api/floor", json={"query": "lisp"})
-    if service.features()["floor"]:
-        err(r, 422, "method_unavailable")
-    else:
-        err(r, 501, "not_available")
+    err(r, 422, "method_unavailable")
 
 
 # ---- lanes, budgets and feedback ---------------------------------------------------------------------
@@ -194,15 +186,15 @@ def test_short_budget_is_partial(client, service, monkeypatch):
     # no time left (skipped) or is cut; the lexical lane still answers
     import time as _time
 
-    import sidelight.serve.engine as engine
+    from sidelight.lanes.builtin import LexicalLane
 
-    real = engine.lexical_lane
+    real = LexicalLane.run
 
     def slow_lexical(*args, **kwargs):
         _time.sleep(0.005)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "lexical_lane", slow_lexical)
+    monkeypatch.setattr(LexicalLane, "run", slow_lexical)
     d = client.post("/api/channels", json={"query": "garbage collection", "budget_ms": 1}).json()
     assert d["partial"] is True
     assert d["lexical"]["hits"], "the lexical lane always answers"

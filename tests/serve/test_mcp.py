@@ -73,7 +73,7 @@ def test_stdio_session(foldoc_copy):
             assert len(s["hits"]) == 3
 
     anyio.run(session)
-    from sidelight.serve.querylog import QueryLog
+    from sidelight.lanes.querylog import QueryLog
 
     rows = QueryLog(foldoc_copy / "state.sqlite").entries(50, interface="mcp")
     ops = [r["operation"] for r in rows]

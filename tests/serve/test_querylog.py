@@ -7,7 +7,7 @@ import multiprocessing as mp
 
 from sidelight.cli import main
 from sidelight.feedback.state import StateStore
-from sidelight.serve.querylog import QueryLog
+from sidelight.lanes.querylog import QueryLog
 
 N_PROC, N_ROWS = 4, 150
 

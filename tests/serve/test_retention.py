@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from sidelight.cli import main
 from sidelight.feedback import StateStore
-from sidelight.serve.querylog import QueryLog
+from sidelight.lanes.querylog import QueryLog
 from sidelight.serve.retention import Retention, RetentionThread, prune_state
 
 NOW = datetime(2026, 1, 10, tzinfo=timezone.utc)

@@ -5,12 +5,10 @@ const M = window.SIDELIGHT_MANIFEST, DATA = window.SIDELIGHT_DATA;
 const $ = (s) => document.querySelector(s);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 const LANES = { bm25: "lexical", dense: "dense", relation: "relation" };
-const DESC = {
-  bm25: "BM25 only: no graph, no embeddings", dense: "cosine of MiniLM vectors, the query encoded here",
-  relation: "records reached through ≥ 1 graph edge from the records the question names, with the edge path",
-  tfidf: "TF-IDF cosine (Carrier)", "rrf-lexical": "reciprocal rank fusion of BM25 and TF-IDF",
-  "bm25+ppr": "Carrier R01: BM25 boosted by personalised PageRank from its top hits", rrf: "reciprocal rank fusion of BM25 and dense",
-};
+// Descriptions are written once, in the lane registry and the method declarations (the manifest carries them).
+const LANE_DESC = Object.fromEntries((M.lanes || []).map((l) => [l.name, l.description]));
+const DESC = Object.fromEntries([...Object.entries(M.method_descriptions || {}),
+                                 ...Object.entries(LANES).filter(([, l]) => LANE_DESC[l]).map(([m, l]) => [m, LANE_DESC[l]])]);
 
 function bytes(b64) {
   if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64);
@@ -157,8 +155,27 @@ function anchorsHtml(r) {
   return `<p class="desc">from ${seeds.join(", ")}${r.cue ? ` · cue “${esc(r.cue.phrase)}” → ${esc(r.cue.types.join(", ") || "all types")}` : ""}</p>`;
 }
 
+/** A lane the server answered that this page does not compute (a lane registered on the server): its hits as served. */
+function servedLaneHtml(name, lane, description) {
+  const hits = lane.hits.map((h) => {
+    const pos = tables.ids.indexOf(h.id);
+    return pos < 0 ? "" : hitHtml(null, h.rank, pos, h.score, lane.trace_id);  // a served path names ids, not positions
+  }).join("");
+  return `<section class="lane" data-method="${esc(name)}"><h2><span>${esc(name)}</span><span class="desc">served</span></h2>
+    <p class="desc">${esc(description || "")}</p><p class="trace">trace id ${esc(lane.trace_id)} (stored by the server)</p>
+    ${lane.hits.length ? "" : '<p class="desc">no hit</p>'}<ol class="hits">${hits}</ol></section>`;
+}
+
 function render(result, methods, served) {
-  $("#lanes").innerHTML = methods.map((m) => {
+  const local = new Set(Object.values(LANES));
+  const extra = served && methods.length > 1 ? Object.keys(served.descriptions || {})
+    .filter((n) => !local.has(n) && served[n] && Array.isArray(served[n].hits)) : [];
+  $("#lanes").innerHTML = renderLocal(result, methods, served)
+    + extra.map((n) => servedLaneHtml(n, served[n], served.descriptions[n])).join("");
+}
+
+function renderLocal(result, methods, served) {
+  return methods.map((m) => {
     const r = result.lanes[m], lane = served && LANES[m] ? served[LANES[m]] : null;
     const credited = m === "relation" && lane ? new Set(lane.hits.map((h) => h.id)) : new Set();
     const hits = r.positions.map((p, i) => hitHtml(r.hits && r.hits[i], i + 1, p, r.scores[i],

@@ -8,6 +8,8 @@ the CLI) writes to the same place. Connections come from `sidelight.store.sqlite
 `StateStore` (WAL journal, `busy_timeout`, every write one `BEGIN IMMEDIATE` transaction, one
 connection per process and thread), so several workers and processes append without losing a row.
 
+`logged` is the one way a call writes its row, whichever interface made it.
+
 A row: time, interface (http / mcp / cli), operation (search, channels, feedback, floor, ...),
 the query (or the trace id for feedback), the lanes returned with their trace ids, per-stage
 timings in ms, the fallback label and partial flag when a stage was skipped or cut, the status
@@ -18,8 +20,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from datetime import datetime, timezone
+from typing import Any, Callable
 
+from ..errors import SidelightError, StorageError
 from ..store.sqlite import LocalConnection, transaction
 
 _SCHEMA = """
@@ -76,7 +81,7 @@ class QueryLog:
                 (_now(), interface, operation, query, json.dumps(lanes or [], ensure_ascii=False),
                  json.dumps(timings or {}, ensure_ascii=False), fallback, int(bool(partial)), int(status), error,
                  os.getpid(), None if total_ms is None else float(total_ms)))
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)  # an INSERT always sets it
 
     def entries(self, limit: int | None = 50, interface: str | None = None) -> list[dict]:
         """The newest `limit` rows (None: all), newest first."""
@@ -107,3 +112,40 @@ class QueryLog:
 
     def count(self) -> int:
         return int(self._db.get().execute("SELECT COUNT(*) FROM query_log").fetchone()[0])
+
+
+def logged(log: "QueryLog | None", interface: str, operation: str, query: Any, fn: Callable[[], dict]) -> dict:
+    """`fn()`, with one row in `log` (none when `log` is None) for its answer or its refusal.
+
+    The answer's `_log_lanes` (popped: the lanes returned with their trace ids), `timings_ms`,
+    `fallback` and `partial` go into the row. A refusal is logged with its status: an error with
+    `status` and `code` (the server's `ApiError`) as given, a `StorageError` as 503, any other
+    `SidelightError` (bad input) as 400, anything else as 500; then it is raised unchanged. `query`
+    (the query or a trace id) is logged when it is a string. A failing log never fails the call."""
+    query = query if isinstance(query, str) else None
+    t = time.perf_counter()
+
+    def append(**row) -> None:
+        if log is None:
+            return
+        try:
+            log.append(interface, operation, query, total_ms=(time.perf_counter() - t) * 1000.0, **row)
+        except Exception:  # the log must never take an answer down with it
+            pass
+
+    try:
+        out = fn()
+    except Exception as exc:
+        status, code = getattr(exc, "status", None), getattr(exc, "code", None)
+        if isinstance(status, int) and isinstance(code, str):
+            append(status=status, error=f"{code}: {getattr(exc, 'message', exc)}")
+        elif isinstance(exc, StorageError):
+            append(status=503, error=f"storage_unavailable: {exc}")
+        elif isinstance(exc, SidelightError):
+            append(status=400, error=f"bad_input: {exc}")
+        else:
+            append(status=500, error=f"{type(exc).__name__}: {exc}")
+        raise
+    append(lanes=out.pop("_log_lanes", []), timings=out.get("timings_ms", {}), fallback=out.get("fallback"),
+           partial=bool(out.get("partial")), status=200)
+    return out

@@ -12,7 +12,7 @@ from sidelight.cli import main
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.errors import InputError
 from sidelight.index import Index
-from sidelight.lanes.lookup import DEFAULT_PRIOR, default_lookup_method, default_prior, rank_words, word_ranking
+from sidelight.index.lookup import DEFAULT_PRIOR, default_lookup_method, default_prior, rank_words, word_ranking
 from sidelight.methods import get_method, method_specs
 from sidelight.structures.dense import DenseStore
 

@@ -79,6 +79,12 @@ def lookup(index: "Index", description: str, k: int = 10, method: str | None = N
     return Results(out, description, method)
 
 
+def lookup_json(words: Results) -> dict:
+    """A lookup's answer as the CLI, HTTP and MCP print it: query, method and the words with their senses."""
+    return {"query": words.query, "method": words.method,
+            "results": [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]}
+
+
 @dataclass
 class Word:
     """A word of a ranked dictionary: its best record's score (plus the prior), its frequency, its records."""
