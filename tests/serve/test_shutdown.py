@@ -6,6 +6,7 @@ while the model is still loading, where the abort used to come from (`sidelight.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import signal
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from sidelight.models.spec import resolve_model
 REPO = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("bench_shutdown", REPO / "bench" / "shutdown.py")
 S = importlib.util.module_from_spec(spec)
+_path = list(sys.path)
 spec.loader.exec_module(S)
+sys.path[:] = _path  # the script puts bench/ first (for _common); its ray.py must not shadow the ray package
 
 try:
     resolve_model("minilm")
