@@ -13,6 +13,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..corpus.model import Corpus
 from ..errors import InputError
@@ -109,7 +110,7 @@ class Protocol:
         if folder is not None:  # a folder of documents, read as `sidelight index FOLDER --exclude ...` reads it
             from ..corpus.folder import load_folder
 
-            corpus = load_folder(folder, spec.get("exclude", ()))
+            corpus: Corpus = load_folder(folder, spec.get("exclude", ()))
         else:
             corpus = load_source(where)
         if "title_weight" in spec:
@@ -123,7 +124,7 @@ class Protocol:
         from ..text import TokenizerConfig
 
         ix = self.data.get("index", {})
-        setup = {}
+        setup: dict[str, Any] = {}
         t = time.perf_counter()
         index = Index.build(corpus, TokenizerConfig(**ix.get("tokenizer", {})), BM25Params(**ix.get("bm25", {})),
                             progress=False)

@@ -246,3 +246,15 @@ def verify_run(run: Path, through: str = "test") -> dict:
     _require_rankings(run, "test", test, result, frozen["methods"])
     out["test"] = test
     return out
+
+
+def read_rankings(folder: Path) -> dict[str, dict]:
+    """label -> qid -> row, from every rankings/*.jsonl."""
+    out: dict[str, dict] = {}
+    for p in sorted(Path(folder).glob("*.jsonl")):
+        with open(p, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    out.setdefault(row.pop("label"), {})[row.pop("qid")] = row
+    return out

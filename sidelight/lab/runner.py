@@ -42,7 +42,7 @@ from .pick import pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
-from .record import SCORED_NAME, mark_test_scored, test_scored
+from .record import SCORED_NAME, mark_test_scored, read_rankings, test_scored
 
 
 # ---- small atomic file helpers ---------------------------------------------------------------
@@ -81,18 +81,6 @@ def _locked(out: Path) -> Iterator[None]:
     out.mkdir(parents=True, exist_ok=True)
     with writer_lock(out):
         yield
-
-
-def read_rankings(folder: Path) -> dict[str, dict]:
-    """label -> qid -> row, from every rankings/*.jsonl."""
-    out: dict[str, dict] = {}
-    for p in sorted(Path(folder).glob("*.jsonl")):
-        with open(p, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    row = json.loads(line)
-                    out.setdefault(row.pop("label"), {})[row.pop("qid")] = row
-    return out
 
 
 # ---- context: everything loaded once per command ---------------------------------------------
@@ -384,7 +372,7 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
         raise RefusedError(f"{out}/test appeared while running; not overwritten")
     os.chmod(tmp, 0o755)
     os.replace(tmp, out / "test")
-    mark_test_scored(out, test_scored(out).get("at", ""), sha256_of(out / "test" / RECORD_NAME))
+    mark_test_scored(out, (test_scored(out) or {}).get("at", ""), sha256_of(out / "test" / RECORD_NAME))
     return result
 
 
@@ -487,7 +475,7 @@ def run_all(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
         if not (out / "dev" / "selection.json").exists():
             _run_split(protocol_path, "dev", out, verbose)
         result = _run_split(protocol_path, "test", out, verbose)
-        from .report import _write_report
+        from .report import write_report_locked
 
-        _write_report(out)
+        write_report_locked(out)
     return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ def require_dense(index: "Index") -> DenseStore:
 
 @register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records",
           needs=("dense",))
-def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _dense(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return require_dense(index).top(query, k, index.id_rank)
 
 
@@ -33,7 +33,7 @@ def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
           Param("candidates", int, 100, "approximate neighbours fetched before exact rescoring", low=1),
           Param("expansion_search", int, None, "HNSW expansion at query time (null: the index's own)", low=1),
           needs=("dense", "ann"))
-def _dense_ann(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _dense_ann(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     dense = require_dense(index)
     graph = dense.ann()  # clear error naming --ann when the index has none
     q = dense.encode_query(query)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError, MissingDataError
 from .dense import require_dense
+from .query_vectors import embed_twice
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -53,14 +54,11 @@ class DenseScorer:
     def score(self, query: str, positions: np.ndarray) -> np.ndarray:
         cached = self._q  # one read: another thread may prepare another query meanwhile
         if cached is None or cached[0] != query:
-            from .floor import (
-                embed_twice,  # stage one; imported here, floor imports this module
-            )
-
             q, d, _ = embed_twice(require_dense(self.index), query)
             cached = self._q = (query, [v for v in (q, d) if v is not None])
-        rows = np.asarray(self.index.dense.vectors[np.asarray(positions)], dtype=np.float32)
-        return np.max(np.stack([rows @ v for v in cached[1]]), axis=0).astype(np.float64)
+        rows = np.asarray(require_dense(self.index).vectors[np.asarray(positions)], dtype=np.float32)
+        best: np.ndarray = np.max(np.stack([rows @ v for v in cached[1]]), axis=0).astype(np.float64)
+        return best
 
 
 class FusionScorer:
@@ -122,7 +120,8 @@ class FusionScorer:
         cached = self._cache  # one read: another thread may prepare another query meanwhile
         if cached is None or cached[0] != query:
             cached = self.prepare(query, None)
-        return cached[1][np.asarray(positions)]
+        scores: np.ndarray = cached[1][np.asarray(positions)]
+        return scores
 
 
 class CrossEncoderScorer:

@@ -18,7 +18,7 @@ kept per seed, with their `RewireReport`s available from `rewire_reports(index)`
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
+
     from ..index import Index
 
 #: Carrier's selected setting and the fixed walk parameters.
@@ -86,8 +88,10 @@ def _degree(index: "Index") -> np.ndarray:
     return index.memo("degree", None, lambda: degree_scores(index.graph.undirected()))
 
 
-def _rewires(index: "Index") -> dict[int, tuple]:
-    return index.memo("rewires", None, dict)  # seed -> (PPRGraph, report, adjacency)
+def _rewires(index: "Index") -> dict[int, tuple[PPRGraph, RewireReport, sp.csr_matrix]]:
+    """seed -> (PPRGraph, report, adjacency), cached per index contents."""
+    cache: dict[int, tuple[PPRGraph, RewireReport, sp.csr_matrix]] = index.memo("rewires", None, dict)
+    return cache
 
 
 def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
@@ -100,7 +104,7 @@ def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
     return c[seed][0], c[seed][1]
 
 
-def rewired_adjacency(index: "Index", seed: int):
+def rewired_adjacency(index: "Index", seed: int) -> sp.csr_matrix:
     """The rewired symmetric adjacency itself (for checks such as degree preservation)."""
     rewired(index, seed)
     return _rewires(index)[int(seed)][2]
@@ -117,20 +121,20 @@ def rewire_report(graph: Graph, seed: int) -> RewireReport:
 
 
 # ---- methods ----------------------------------------------------------------------------------
-def _boost(index: "Index", text: np.ndarray, walk: PPRGraph, params: dict) -> np.ndarray:
+def _boost(index: "Index", text: np.ndarray, walk: PPRGraph, params: dict[str, Any]) -> np.ndarray:
     return ppr_boost(text, walk, float(params["alpha"]), float(params["lam"]), int(params["n_seeds"]),
                      int(params["iterations"]), tie_rank=index.id_rank)
 
 
 @register("bm25+ppr", "Carrier R01: (1-lam)*maxnorm(BM25) + lam*maxnorm(PPR from the top BM25 seeds), undirected walk",
           *PPR_PARAMS, needs=("graph",))
-def _bm25_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _bm25_ppr(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), index.ppr_graph, params), k, index.id_rank)
 
 
 @register("dense+ppr", "Carrier's PPR boost over dense cosines (seeds: top positive cosines), undirected walk",
           *PPR_PARAMS, needs=("dense", "graph"))
-def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _dense_ppr(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     from .dense import require_dense
 
     text = require_dense(index).scores(query)
@@ -138,25 +142,25 @@ def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranki
 
 
 @register("bm25+ppr:empty", "control: bm25+ppr over an empty edge set (must reproduce BM25 ranks)", *PPR_PARAMS)
-def _bm25_ppr_empty(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _bm25_ppr_empty(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), _empty(index), params), k, index.id_rank)
 
 
 @register("bm25+ppr:stored", "control: bm25+ppr walking the stored edge direction", *PPR_PARAMS,
           needs=("graph",))
-def _bm25_ppr_stored(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _bm25_ppr_stored(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), _stored(index), params), k, index.id_rank)
 
 
 @register("bm25+ppr:rewire", "control: bm25+ppr over a degree-preserving rewire of the undirected graph (param seed)",
           Param("seed", int, 1, "seed of the degree-preserving rewire", low=0, high=2**31 - 1), *PPR_PARAMS, needs=("graph",))
-def _bm25_ppr_rewire(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _bm25_ppr_rewire(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     walk, _ = rewired(index, params["seed"])
     return top_k(_boost(index, index.lexical.bm25_scores(query), walk, params), k, index.id_rank)
 
 
 @register("degree", "control: query-independent ranking by undirected degree (isolated records unranked)",
           needs=("graph",))
-def _degree_only(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _degree_only(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     index.lexical.query_terms(query)  # an empty query is refused here as everywhere else
     return top_k(_degree(index), k, index.id_rank)

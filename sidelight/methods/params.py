@@ -90,7 +90,7 @@ class Param:
                 text += f" <= {_num(self.high)}"
         return text + (" or null" if self.nullable else "")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.kind.__name__ if self.kind is not tuple else "list[float]",
                 "default": list(self.default) if isinstance(self.default, tuple) else self.default,
                 "allowed": self.allowed(), "doc": self.doc}

@@ -6,7 +6,7 @@ register methods are listed in `sidelight.methods` (import `get_method` from the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
 from ..structures.ranking import Ranking
@@ -15,7 +15,7 @@ from .params import Param
 if TYPE_CHECKING:
     from ..index import Index
 
-RankFn = Callable[["Index", str, "int | None", dict], Ranking]
+RankFn = Callable[["Index", str, "int | None", dict[str, Any]], Ranking]
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Method:
 
     name: str
     fn: RankFn = field(repr=False)
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
     def rank(self, index: "Index", query: str, k: int | None = 10) -> Ranking:
         return self.fn(index, query, k, self.params)
@@ -40,10 +40,10 @@ class MethodSpec:
     description: str
     needs: tuple[str, ...] = ()  # what the index must hold besides BM25: "dense", "ann", "graph"
 
-    def defaults(self) -> dict:
+    def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "needs": list(self.needs),
                 "params": [p.to_dict() for p in self.params]}
 
@@ -71,7 +71,7 @@ def method_spec(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def check_params(name: str, params: dict) -> dict:
+def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """The method's defaults updated with `params`, each checked against its declaration."""
     spec = method_spec(name)
     declared = {p.name: p for p in spec.params}
@@ -84,7 +84,7 @@ def check_params(name: str, params: dict) -> dict:
     return {**spec.defaults(), **{key: declared[key].check(name, value) for key, value in params.items()}}
 
 
-def get_method(name: str, /, **params) -> Method:
+def get_method(name: str, /, **params: Any) -> Method:
     """A registered method with checked parameters (`get_method("bm25+ppr", alpha=0.8)`)."""
     spec = method_spec(name)
     return Method(name, spec.fn, check_params(name, params))

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -100,12 +100,12 @@ class RelationRanking:
     """The relation lane's answer before it becomes `Hit`s: hits best first with their parts."""
 
     hits: list[RelationHit]
-    parts: list[dict]
+    parts: list[dict[str, Any]]
     anchors: list[Anchor]
-    cue: dict | None
+    cue: dict[str, Any] | None
     residual: str
     weights: np.ndarray | None
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- seeds ---------------------------------------------------------------------------------------
@@ -152,25 +152,27 @@ def name_matcher(index: "Index") -> NameMatcher:
     stop words and question words only ("it", "what") are left out."""
     def build() -> NameMatcher:
         names = ((n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases))
-        return NameMatcher(names, _RESIDUAL_STOP)
+        return NameMatcher(names, RESIDUAL_STOP)
 
     return index.memo("relation-names", None, build)
 
 
-def _cues() -> dict:
-    return json.loads(resources.files(__package__).joinpath("data/relation-cues-v1.json").read_text())
+def _cues() -> dict[str, Any]:
+    cues: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-cues-v1.json").read_text())
+    return cues
 
 
-_CUES = _cues()
-_QUESTION_WORDS = frozenset(_CUES["question_words"])
-_RESIDUAL_STOP = stopwords("lucene-en-v1") | _QUESTION_WORDS
-_CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in _CUES["cues"]), key=lambda pc: -len(pc[0]))
+CUES = _cues()
+QUESTION_WORDS = frozenset(CUES["question_words"])
+RESIDUAL_STOP = stopwords("lucene-en-v1") | QUESTION_WORDS
+_CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in CUES["cues"]), key=lambda pc: -len(pc[0]))
 
 
-def find_cues(tokens: list[str]) -> list[tuple[dict, set[int]]]:
+def find_cues(tokens: list[str]) -> list[tuple[dict[str, Any], set[int]]]:
     """Every relation cue in `tokens`, left to right (a longer phrase wins where two start), with
     the tokens each covers."""
-    out, taken = [], set()
+    out: list[tuple[dict[str, Any], set[int]]] = []
+    taken: set[int] = set()
     for i in range(len(tokens)):
         for phrase, cue in _CUE_PHRASES:
             span = set(range(i, i + len(phrase)))
@@ -181,15 +183,15 @@ def find_cues(tokens: list[str]) -> list[tuple[dict, set[int]]]:
     return out
 
 
-def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[NameMatch | None, list[str]]:
+def _attach(cue: dict[str, Any], matches: list[NameMatch], tokens: list[str]) -> tuple[NameMatch | None, list[str]]:
     """The name the cue speaks of and the edge types it asks for: a name right after the cue
     ("kind of tree") takes the `before` types, a name right before it ("a beech is a kind of")
     the `after` types. When a question word follows the cue ("a kind of what ...") the asked-for
     record comes after it, so the name before the cue is the anchor."""
-    gap = _CUES["gap"]
+    gap = CUES["gap"]
     after_cue = [m for m in matches if 0 <= m.start - cue["end"] <= gap]
     before_cue = [m for m in matches if 0 <= cue["start"] - m.end <= gap]
-    asks_next = any(t in _QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + gap])
+    asks_next = any(t in QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + gap])
     if after_cue and not (asks_next and before_cue):
         return min(after_cue, key=lambda m: m.start), cue["before"]
     if before_cue:
@@ -198,14 +200,16 @@ def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[Nam
 
 
 def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
-             ) -> tuple[list[Anchor], dict | None, list[str], str]:
+             ) -> tuple[list[Anchor], dict[str, Any] | None, list[str], str]:
     """(name anchors, the cue with its types and anchor, the types, the residual question)."""
     tokens = name_tokens(query)
     cues = find_cues(tokens)
     cue_tokens = set().union(*(span for _, span in cues))
-    asking = {i for i, t in enumerate(tokens) if t in _QUESTION_WORDS}  # "does" is no doe
+    asking = {i for i, t in enumerate(tokens) if t in QUESTION_WORDS}  # "does" is no doe
     matches = name_matcher(index).find(query, skip=cue_tokens | asking)
-    cue, cued, types = None, None, []
+    cue: dict[str, Any] | None = None
+    cued: NameMatch | None = None
+    types: list[str] = []
     # phrase cues before one-word cues, then left to right: the first that speaks of a named record,
     # else the first in that order (its types then have no anchor to start from)
     preferred = sorted(cues, key=lambda cs: (len(cs[1]) == 1, cs[0]["start"]))
@@ -217,7 +221,7 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
     if cue is None and preferred:
         cue, cue_tokens = preferred[0]
     used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
-    residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
+    residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in RESIDUAL_STOP)
     # the senses that fit the question best, whichever word named them: a cued word's many senses
     # ("place", "case") must not crowd out the one record the question is about
     ranked: list[tuple[float, int, int, NameMatch]] = []  # (-prior, id rank, position, match)
@@ -225,11 +229,12 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
         for p in m.positions:
             ranked.append((-float(prior[p]), int(index.id_rank[p]), p, m))
     ranked.sort(key=lambda t: t[:2])
-    out, seen = [], set()
+    out: list[Anchor] = []
+    seen: set[int] = set()
     for _, _, p, m in ranked:
         if p not in seen and len(out) < max_anchors:
             seen.add(p)
-            out.append(Anchor(p, "name", m.name, cue["phrase"] if m is cued else ""))
+            out.append(Anchor(p, "name", m.name, cue["phrase"] if cue is not None and m is cued else ""))
     cue_out = None if cue is None else {"phrase": cue["phrase"], "anchor": cued.name if cued else None,
                                         "types": types}
     return out, cue_out, types, residual
@@ -265,7 +270,8 @@ def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.nd
         return np.zeros(len(last_slot))
     idf = index.lexical.idf(terms)
     ctx = contexts[index.graph.edge_ids[last_slot]][:, terms]
-    return np.asarray(ctx @ idf).ravel() / idf.sum()
+    share: np.ndarray = np.asarray(ctx @ idf).ravel() / idf.sum()
+    return share
 
 
 def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndarray | None:
@@ -294,7 +300,7 @@ def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.n
 
 
 # ---- the ranking -----------------------------------------------------------------------------------
-def relation_rank(index: "Index", query: str, limit: int | None = 10, params: dict | None = None,
+def relation_rank(index: "Index", query: str, limit: int | None = 10, params: dict[str, Any] | None = None,
                   dense_scores: np.ndarray | None = None, dense: bool = True) -> RelationRanking:
     """The relation lane's ranking of `query` (parameters: `RELATION_PARAMS`; see the module docstring).
 
@@ -313,7 +319,9 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     weights, share = effective_weights(index)
     bm25 = index.lexical.bm25_scores(query)
     seeds = _entry_seeds(index, query, p["n_seeds"], dense_scores if use_dense else None, use_dense, bm25)
-    cue, types, residual = None, [], ""
+    cue: dict[str, Any] | None = None
+    types: list[str] = []
+    residual = ""
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
         named, cue, types, residual = _anchors(index, query, p["max_anchors"], np.asarray(prior))
@@ -335,20 +343,20 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     parts = {"graph": _scaled(act.activation), "hop": p["decay"] ** (act.hops - 1.0),
              "type": np.zeros(len(act)), "dense": np.zeros(len(act))}
     typed = _typed_share(index, share, types)
-    named = [a.position for a in seeds if a.why == "name"]
-    if typed is not None and named:
-        t = activate(index.graph, named, p["hops"], p["decay"], weights, index.id_rank, typed)
+    named_pos = [a.position for a in seeds if a.why == "name"]
+    if typed is not None and named_pos:
+        t = activate(index.graph, named_pos, p["hops"], p["decay"], weights, index.id_rank, typed)
         parts["type"][np.isin(act.nodes, t.nodes)] = 1.0
     parts["context"] = _context_part(index, residual, act.last_slot)
     parts["text"] = _scaled(index.lexical.bm25_scores(residual)[act.nodes]) if residual else np.zeros(len(act))
     if dense_scores is not None:
         parts["dense"] = _scaled(np.asarray(dense_scores, dtype=np.float64)[act.nodes], minmax=True)
     fit = np.asarray(prior, dtype=np.float64)
-    parts["anchor"] = _linked_fit(index, act.nodes, named, fit)
+    parts["anchor"] = _linked_fit(index, act.nodes, named_pos, fit)
     parts["seed"] = _linked_fit(index, act.nodes, [a.position for a in seeds if a.why != "name"], fit)
     score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
     order = np.lexsort((tie, -score))
-    order = order[~np.isin(act.nodes[order], named)][:limit]  # what the question names is not its answer
+    order = order[~np.isin(act.nodes[order], named_pos)][:limit]  # what the question names is not its answer
     out.hits = [act.hit(j, r, score[j]) for r, j in enumerate(order.tolist(), start=1)]
     out.parts = [{k: round(float(parts[k][j]), 6) for k in PARTS} for j in order]
     return out
@@ -357,6 +365,6 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
 @register("relation", "the relation lane as a ranking: records reached through >= 1 graph edge from the "
           "question's anchors and entry seeds, query-aware (default) or by raw activation", *RELATION_PARAMS,
           needs=("graph",))
-def _relation(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+def _relation(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     r = relation_rank(index, query, k, params)
     return Ranking(np.array([h.node for h in r.hits], dtype=np.int64), np.array([h.activation for h in r.hits]))

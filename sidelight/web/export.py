@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -33,7 +34,7 @@ from ..errors import InputError
 from ..index import Index, store
 from ..index.sharded import ShardedIndex
 from ..methods import method_spec
-from ..methods.relation import _CUES, _QUESTION_WORDS, _RESIDUAL_STOP, effective_weights, name_matcher
+from ..methods.relation import CUES, QUESTION_WORDS, RESIDUAL_STOP, effective_weights, name_matcher
 from ..models.spec import resolve_model
 from ..serve.labview import latest_report
 from ..store.lock import lock_timeout
@@ -135,7 +136,7 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
         (tmp / "data").mkdir()
         for name in ("page.js", "worker.js", "style.css"):
             shutil.copyfile(assets / name, tmp / "app" / name)
-        files = {}
+        files: dict[str, dict[str, Any]] = {}
         for name, payload in payloads.items():
             body = payload.decode("utf-8") if name == "tables" else f'"{base64.b64encode(payload).decode("ascii")}"'
             (tmp / "data" / f"{name}.js").write_text(f'sidelightData("{name}",{body});\n', encoding="utf-8")
@@ -207,7 +208,7 @@ def _page_default(index: Index, offered: list[str]) -> str:
     from ..index.defaults import default_method
 
     try:
-        chosen = default_method(index)
+        chosen = default_method(index).method
     except Exception:  # an index without a recorded default: BM25
         chosen = "bm25"
     return chosen if chosen in offered else "bm25"
@@ -270,7 +271,7 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
               "contexts": {str(i): e.context for i, e in enumerate(edges) if e.context},
               "names": name_matcher(index).owners}
     p = lex.params
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "corpus": index.corpus.name, "records": len(records), "terms": lex.n_terms, "edges": len(edges),
         "index_generation": store.current_generation(index.path) if index.path else None,
@@ -278,8 +279,8 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
                       "stopwords": sorted(stopwords(lex.tokenizer_config.stopwords))
                       if lex.tokenizer_config.stopwords else []},
         "bm25": {"k1": p.k1, "b": p.b, "variant": p.variant, "avgdl": lex.avgdl},
-        "relation": {"type_names": list(g.type_names), "cues": _CUES, "question_words": sorted(_QUESTION_WORDS),
-                     "residual_stop": sorted(_RESIDUAL_STOP),
+        "relation": {"type_names": list(g.type_names), "cues": CUES, "question_words": sorted(QUESTION_WORDS),
+                     "residual_stop": sorted(RESIDUAL_STOP),
                      "weights": "base" if weights is None else "base+overlay"},
         "params": {m: _defaults(m) for m in (*LEXICAL_METHODS, *GRAPH_METHODS, *DENSE_METHODS)},
     }
