@@ -35,6 +35,7 @@ from ..feedback.state import StateStore
 from ..graph import ppr_kernel
 from ..graph.ppr import PPRGraph
 from ..graph.store import Graph
+from ..capabilities import Capability
 from ..progress import progress_bar
 from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generations, never moved
 T = TypeVar("T")
 Where = Mapping[str, "str | Sequence[str]"]  # a metadata filter: key -> value, or any of several values
+NEEDS_VECTORS = frozenset({Capability.ANN, Capability.PASSAGES})  # built only beside dense vectors
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
 
 Opener = Callable[[Path, str, dict[str, Any], bool], "Index"]
@@ -151,6 +153,31 @@ class Index:
     def changed_on_disk(self) -> bool:
         """True when a writer has published a newer generation of this saved index since it was opened."""
         return self.path is not None and store.generation_stamp(self.path) != self.stamp
+
+    # ---- capabilities -----------------------------------------------------------------------
+    def capabilities(self) -> frozenset[Capability]:
+        """What this index offers methods (`sidelight.capabilities`): term statistics, the
+        term matrices and the graph always; vectors, ANN and passages as built."""
+        offered = {Capability.TERM_STATISTICS, Capability.TERM_MATRICES, Capability.GRAPH}
+        if self.dense is not None:
+            offered |= {Capability.DENSE, Capability.VECTORS}
+            # read leniently: a stand-in dense store (a test's, a notebook's) need not carry either
+            if getattr(self.dense, "ann_params", None) is not None:
+                offered.add(Capability.ANN)
+            if getattr(self.dense, "passages", None) is not None:
+                offered.add(Capability.PASSAGES)
+        return frozenset(offered)
+
+    def why_missing(self, capability: Capability) -> str:
+        """Why this index lacks `capability`, and how to build one that has it."""
+        if capability in (Capability.DENSE, Capability.VECTORS) or (capability in NEEDS_VECTORS and self.dense is None):
+            return "this index has no dense vectors; rebuild it with `sidelight index SOURCE --dense minilm`"
+        if capability is Capability.ANN:
+            return ("this index has no ANN graph for `dense-ann`; rebuild it with "
+                    "`sidelight index SOURCE --dense minilm --ann` (or use the exact `dense` method)")
+        if capability is Capability.PASSAGES:
+            return "this index keeps no passages; rebuild it with `sidelight index SOURCE --dense minilm --passages`"
+        return f"this index does not offer {capability.value}"
 
     # ---- graph and state ------------------------------------------------------------------
     @property
@@ -473,15 +500,14 @@ class Index:
         threads (the numba kernels and numpy's large array operations release the GIL); the Run is
         the same whatever the number of threads.
         """
-        from ..methods import available_methods, get_method, method_spec
+        from ..methods import get_method
 
         if threads < 1:
             raise InputError(f"threads must be >= 1, got {threads}")
         if not isinstance(queries, Mapping):
             queries = {str(i): q for i, q in enumerate(queries)}
         m = get_method(method, **params) if isinstance(method, str) else method
-        needs_dense = (self.dense is not None and m.name in available_methods()
-                       and "dense" in method_spec(m.name).needs)
+        needs_dense = self.dense is not None and Capability.DENSE in m.needs
         if len(queries) > kernels.WARM_AFTER:
             warm_kernels()
 

@@ -38,6 +38,7 @@ import numpy as np
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError, InputError
 from ..graph.store import Graph
+from ..capabilities import Capability
 from ..progress import progress_bar
 from ..store.column import StringColumn
 from ..store.lock import writer_lock
@@ -170,6 +171,22 @@ class ShardedIndex(Index):
     def watch(self) -> AbstractContextManager[Coverage | None]:
         """The `Coverage` of the queries answered inside the block (see `Index.watch`)."""
         return self.fanout.watch()
+
+    def capabilities(self) -> frozenset[Capability]:
+        """Scores from the shards (term statistics, and cosines with vectors) and the graph here; the
+        term matrices, the record vectors and an ANN graph stay on the shards."""
+        offered = {Capability.TERM_STATISTICS, Capability.GRAPH}
+        if self.dense is not None:
+            offered.add(Capability.DENSE)
+        return frozenset(offered)
+
+    def why_missing(self, capability: Capability) -> str:
+        if capability is Capability.TERM_MATRICES:
+            return ("each term-count and weight matrix stays on the shards of a sharded index; use a method that "
+                    "needs only scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25+ppr, relation)")
+        if capability in (Capability.VECTORS, Capability.ANN, Capability.PASSAGES) and self.dense is not None:
+            return _VECTORS_STAY
+        return super().why_missing(capability)
 
     # -- open
     @classmethod

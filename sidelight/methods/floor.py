@@ -53,11 +53,12 @@ from .floor_scorers import (
     SecondStage,
     make_scorer,
 )
+from ..capabilities import Capability
 from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
 # The floor's size, as the serendipity seed document specifies it (shared/seeds/heart-of-gold-serendipity.txt,
 # "The floor"): "A cosine search returns a pool of 376 chunks [...] and the top 28 form the floor."
@@ -133,7 +134,7 @@ class Floor:
 
 
 # ---- stage one ------------------------------------------------------------------------------------
-def rare_query_terms(index: "Index", query: str, rare: RareTerms) -> np.ndarray:
+def rare_query_terms(index: "SearchContext", query: str, rare: RareTerms) -> np.ndarray:
     """Term ids of the query's rare terms (see `RareTerms`), rarest first, ties by term."""
     lex = index.lexical
     terms = lex.query_terms(query)
@@ -146,7 +147,7 @@ def rare_query_terms(index: "Index", query: str, rare: RareTerms) -> np.ndarray:
     return np.asarray(keep, dtype=np.int64)
 
 
-def _stage_one(index: "Index", query: str, pool: int, rare: RareTerms | None) -> tuple[StageOne, list[str], dict[str, Any]]:
+def _stage_one(index: "SearchContext", query: str, pool: int, rare: RareTerms | None) -> tuple[StageOne, list[str], dict[str, Any]]:
     store = require_dense(index)
     q, d, note = embed_twice(store, query)
     vectors = store.vectors
@@ -188,7 +189,7 @@ def _stage_one(index: "Index", query: str, pool: int, rare: RareTerms | None) ->
 
 
 # ---- build ------------------------------------------------------------------------------------------
-def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = DEFAULT_N,
+def build_floor(index: "SearchContext", query: str, pool: int = DEFAULT_POOL, n: int = DEFAULT_N,
                 deadline_s: float | None = None, scorer: SecondStage | str | None = None,
                 rare_terms: RareTerms | None = RareTerms(), batch_size: int | None = None) -> Floor:
     """The floor for `query`; see the module docstring. `scorer` is a `SecondStage` or a name in
@@ -262,7 +263,7 @@ def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = D
 
 
 # ---- the `floor` method ------------------------------------------------------------------------------
-def _cached_scorer(index: "Index", params: dict[str, Any]) -> SecondStage:
+def _cached_scorer(index: "SearchContext", params: dict[str, Any]) -> SecondStage:
     key = (params.get("scorer"), params.get("model"), params.get("cross_encoder"))
     return index.memo(f"floor-scorer {key}", None, lambda: make_scorer(index, *key))
 
@@ -279,14 +280,14 @@ def _cached_scorer(index: "Index", params: dict[str, Any]) -> SecondStage:
                 "records", low=1e-9, high=1.0),
           Param("rare_terms", int, RareTerms.max_terms, "rare query terms used at most", low=0),
           Param("rare_added", int, RareTerms.max_added, "records the rare terms may add to the pool", low=0),
-          needs=("dense",))
-def _floor(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.TERM_MATRICES, Capability.DENSE, Capability.VECTORS))
+def _floor(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     """The reranked pool, cut at k (the floor proper is its first `n`; records outside the pool are
     not ranked, so recall beyond the pool is 0)."""
     return floor_from_params(index, query, params).ranking(k)
 
 
-def floor_from_params(index: "Index", query: str, params: dict[str, Any]) -> Floor:
+def floor_from_params(index: "SearchContext", query: str, params: dict[str, Any]) -> Floor:
     """`build_floor` with the `floor` method's parameters (e.g. ``get_method("floor", ...).params``)."""
     rare = RareTerms(float(params["rare_max_df"]), int(params["rare_terms"]), int(params["rare_added"]))
     dl = params.get("deadline_ms")

@@ -20,7 +20,7 @@ from .dense import require_dense
 from .query_vectors import embed_twice
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
     from ..models.crossencoder import CrossEncoder
     from .floor import StageOne
 
@@ -44,7 +44,7 @@ class DenseScorer:
     name = "dense"
     batch_size = 128
 
-    def __init__(self, index: "Index"):
+    def __init__(self, index: "SearchContext"):
         self.index = index
         self._q: tuple[str, list[np.ndarray]] | None = None
 
@@ -72,7 +72,7 @@ class FusionScorer:
 
     batch_size = 128
 
-    def __init__(self, index: "Index", kind: str = "auto", model: str | None = None):
+    def __init__(self, index: "SearchContext", kind: str = "auto", model: str | None = None):
         if kind not in ("auto", "learned", "rrf"):
             raise InputError(f"fusion kind must be auto, learned or rrf, got {kind!r}")
         self.index = index
@@ -127,7 +127,7 @@ class FusionScorer:
 class CrossEncoderScorer:
     """An ONNX cross-encoder over (query, record title + text) pairs."""
 
-    def __init__(self, index: "Index", cross_encoder: "CrossEncoder", batch_size: int = 32):
+    def __init__(self, index: "SearchContext", cross_encoder: "CrossEncoder", batch_size: int = 32):
         self.index = index
         self.ce = cross_encoder
         self.batch_size = int(batch_size)
@@ -142,7 +142,7 @@ class CrossEncoderScorer:
         return self.ce.score(query, texts, batch_size=max(len(texts), 1)).astype(np.float64)
 
 
-def make_scorer(index: "Index", name: str | None = None, model: str | None = None,
+def make_scorer(index: "SearchContext", name: str | None = None, model: str | None = None,
                 cross_encoder: str | None = None, threads: int = 2) -> SecondStage:
     """A scorer by name: fusion (learned, RRF fallback), rrf, dense or cross-encoder (needs a spec)."""
     name = name or DEFAULT_SCORER

@@ -32,11 +32,12 @@ from ..errors import InputError
 from ..structures.fusion import RRF_K
 from ..structures.ranking import Ranking, top_k
 from .hybrid import COMPONENT_OPTIONS, component_scores
+from ..capabilities import Capability
 from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
 FORMAT = "sidelight-learned-fusion-v1"
 FEATURES = ("bm25_norm", "cosine", "bm25_rank", "dense_rank", "bm25_x_cosine")
@@ -71,7 +72,7 @@ def feature_matrix(bm25: np.ndarray, cos: np.ndarray, id_rank: np.ndarray, k_rrf
     return f
 
 
-def query_features(index: "Index", query: str, components: Mapping[str, Any] | None = None) -> np.ndarray:
+def query_features(index: "SearchContext", query: str, components: Mapping[str, Any] | None = None) -> np.ndarray:
     """Features of every record for one query, with the given component options."""
     params = {**COMPONENT_OPTIONS, **(components or {})}
     bm25, cos = component_scores(index, query, params)
@@ -91,7 +92,7 @@ class LearnedModel:
         scores: np.ndarray = features @ self.weights + self.intercept
         return scores
 
-    def rank(self, index: "Index", query: str, k: int | None) -> Ranking:
+    def rank(self, index: "SearchContext", query: str, k: int | None) -> Ranking:
         return top_k(self.score(query_features(index, query, self.components)), k, index.id_rank,
                      positive_only=False)
 
@@ -130,6 +131,6 @@ def _load_cached(path: str | None) -> LearnedModel:
 # ---- the method ----------------------------------------------------------------------------------
 @register("learned", "logistic ranker over 5 BM25/dense features (shipped SciFact+MiniLM weights; model=path)",
           Param("model", str, None, "path of a fitted model JSON (null: the shipped SciFact + MiniLM weights)"),
-          needs=("dense",))
-def _learned(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.DENSE))
+def _learned(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return LearnedModel.load(params.get("model")).rank(index, query, k)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..capabilities import Capability
 
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string",
                tuple: "a list of finite numbers"}
@@ -45,6 +46,7 @@ class Param:
     high: float | None = None
     choices: tuple[str, ...] | None = None
     nullable: bool = False
+    needs: tuple[Capability, ...] = ()  # what a set (truthy) value needs of the backend, e.g. RM3's matrices
 
     def __post_init__(self) -> None:
         if self.default is None:

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
 from ..structures.ranking import Ranking
+from ..capabilities import Capability, require
 from .params import Param
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
-RankFn = Callable[["Index", str, "int | None", dict[str, Any]], Ranking]
+RankFn = Callable[["SearchContext", str, "int | None", dict[str, Any]], Ranking]
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,11 @@ class Method:
     name: str
     fn: RankFn = field(repr=False)
     params: dict[str, Any] = field(default_factory=dict)
+    needs: tuple[Capability, ...] = ()  # what it needs of the backend with these parameters
 
-    def rank(self, index: "Index", query: str, k: int | None = 10) -> Ranking:
+    def rank(self, index: "SearchContext", query: str, k: int | None = 10) -> Ranking:
+        """The top k; refused first (one line) when the backend lacks something the method needs."""
+        require(self.name, self.needs, index)
         return self.fn(index, query, k, self.params)
 
 
@@ -38,20 +42,29 @@ class MethodSpec:
     fn: RankFn = field(repr=False)
     params: tuple[Param, ...]
     description: str
-    needs: tuple[str, ...] = ()  # what the index must hold besides BM25: "dense", "ann", "graph"
+    needs: tuple[Capability, ...] = ()  # what the backend must offer (see `capabilities`)
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
+    def needs_for(self, params: dict[str, Any]) -> tuple[Capability, ...]:
+        """`needs`, plus what the parameters set in `params` need (`Param.needs`), each once."""
+        out = list(self.needs)
+        for p in self.params:
+            if p.needs and params.get(p.name, p.default):
+                out += [c for c in p.needs if c not in out]
+        return tuple(out)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "needs": list(self.needs),
+        return {"name": self.name, "description": self.description, "needs": list(self.needs_for(self.defaults())),
                 "params": [p.to_dict() for p in self.params]}
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
 
 
-def register(name: str, description: str, *params: Param, needs: tuple[str, ...] = ()) -> Callable[[RankFn], RankFn]:
+def register(name: str, description: str, *params: Param,
+             needs: tuple[Capability, ...] = ()) -> Callable[[RankFn], RankFn]:
     """Decorator adding a method to the registry with its declared parameters."""
     names = [p.name for p in params]
     if len(set(names)) != len(names):
@@ -87,7 +100,8 @@ def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
 def get_method(name: str, /, **params: Any) -> Method:
     """A registered method with checked parameters (`get_method("bm25+ppr", alpha=0.8)`)."""
     spec = method_spec(name)
-    return Method(name, spec.fn, check_params(name, params))
+    checked = check_params(name, params)
+    return Method(name, spec.fn, checked, spec.needs_for(checked))
 
 
 def available_methods() -> dict[str, str]:

@@ -51,13 +51,14 @@ from ..graph.relation import RelationHit, activate, edge_shares
 from ..structures.names import NameMatch, NameMatcher, name_tokens
 from ..structures.ranking import Ranking, top_k
 from ..text import stopwords
+from ..capabilities import Capability
 from .params import Param
 from .registry import check_params, register
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from ..index import Index
+    from .context import SearchContext
 
 RANKS = ("query-aware", "activation")
 RELATION_PARAMS = (
@@ -109,13 +110,13 @@ class RelationRanking:
 
 
 # ---- seeds ---------------------------------------------------------------------------------------
-def relation_seeds(index: "Index", query: str, n_seeds: int = 5, dense_scores: np.ndarray | None = None,
+def relation_seeds(index: "SearchContext", query: str, n_seeds: int = 5, dense_scores: np.ndarray | None = None,
                    use_dense: bool = True) -> list[int]:
     """NGR's seed positions (see the module docstring); `dense_scores` reuses cosines already computed."""
     return [a.position for a in _entry_seeds(index, query, n_seeds, dense_scores, use_dense)]
 
 
-def _entry_seeds(index: "Index", query: str, n_seeds: int, dense_scores: np.ndarray | None,
+def _entry_seeds(index: "SearchContext", query: str, n_seeds: int, dense_scores: np.ndarray | None,
                  use_dense: bool, bm25: np.ndarray | None = None) -> list[Anchor]:
     if n_seeds < 1:
         raise InputError(f"relation: n_seeds must be >= 1, got {n_seeds}")
@@ -131,7 +132,7 @@ def _entry_seeds(index: "Index", query: str, n_seeds: int, dense_scores: np.ndar
     return out
 
 
-def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
+def effective_weights(index: "SearchContext") -> tuple[np.ndarray | None, np.ndarray]:
     """(per-slot weights, or None for the base weights; their edge shares) with the current overlay.
 
     The overlay is read on every call; weights and shares are rebuilt only when it changed.
@@ -147,7 +148,7 @@ def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
 
 
 # ---- anchors and cues ------------------------------------------------------------------------------
-def name_matcher(index: "Index") -> NameMatcher:
+def name_matcher(index: "SearchContext") -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
     stop words and question words only ("it", "what") are left out."""
     def build() -> NameMatcher:
@@ -199,7 +200,7 @@ def _attach(cue: dict[str, Any], matches: list[NameMatch], tokens: list[str]) ->
     return None, []
 
 
-def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
+def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray
              ) -> tuple[list[Anchor], dict[str, Any] | None, list[str], str]:
     """(name anchors, the cue with its types and anchor, the types, the residual question)."""
     tokens = name_tokens(query)
@@ -247,7 +248,7 @@ def _scaled(x: np.ndarray, minmax: bool = False) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
-def _context_terms(index: "Index") -> sp.csr_matrix:
+def _context_terms(index: "SearchContext") -> sp.csr_matrix:
     """Edges x terms (binary): the lexical terms of each edge's context sentence."""
     def build() -> sp.csr_matrix:
         import scipy.sparse as sp  # slow to import; a plain BM25 search never needs it
@@ -263,7 +264,7 @@ def _context_terms(index: "Index") -> sp.csr_matrix:
     return index.memo("relation-context", None, build)
 
 
-def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.ndarray:
+def _context_part(index: "SearchContext", residual: str, last_slot: np.ndarray) -> np.ndarray:
     terms = index.lexical.query_terms(residual) if residual else np.zeros(0, dtype=np.int64)
     contexts = _context_terms(index)
     if not len(terms) or not contexts.nnz:
@@ -274,7 +275,7 @@ def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.nd
     return share
 
 
-def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndarray | None:
+def _typed_share(index: "SearchContext", share: np.ndarray, types: list[str]) -> np.ndarray | None:
     """`share` kept only on edges of `types` (None when the graph has none of them); built once
     per type set and share vector."""
     wanted = tuple(index.graph.type_names.index(t) for t in types if t in index.graph.type_names)
@@ -285,7 +286,7 @@ def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndar
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
-def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.ndarray) -> np.ndarray:
+def _linked_fit(index: "SearchContext", nodes: np.ndarray, sources: list[int], fit: np.ndarray) -> np.ndarray:
     """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it, / max."""
     out = np.zeros(len(nodes))
     order = np.argsort(nodes)
@@ -300,7 +301,7 @@ def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.n
 
 
 # ---- the ranking -----------------------------------------------------------------------------------
-def relation_rank(index: "Index", query: str, limit: int | None = 10, params: dict[str, Any] | None = None,
+def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, params: dict[str, Any] | None = None,
                   dense_scores: np.ndarray | None = None, dense: bool = True) -> RelationRanking:
     """The relation lane's ranking of `query` (parameters: `RELATION_PARAMS`; see the module docstring).
 
@@ -364,7 +365,7 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
 
 @register("relation", "the relation lane as a ranking: records reached through >= 1 graph edge from the "
           "question's anchors and entry seeds, query-aware (default) or by raw activation", *RELATION_PARAMS,
-          needs=("graph",))
-def _relation(index: "Index", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.GRAPH))
+def _relation(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     r = relation_rank(index, query, k, params)
     return Ranking(np.array([h.node for h in r.hits], dtype=np.int64), np.array([h.activation for h in r.hits]))
