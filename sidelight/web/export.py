@@ -204,14 +204,15 @@ def _least_mb(index: Index, vectors: str) -> float:
 
 
 def _page_default(index: Index, offered: list[str]) -> str:
-    """The index's default method when the page offers it, else BM25."""
+    """The index's default method when the page offers it with its default parameters (the page
+    takes no parameters from the index), else BM25."""
     from ..index.defaults import default_method
 
     try:
-        chosen = default_method(index).method
+        default = default_method(index)
     except Exception:  # an index without a recorded default: BM25
-        chosen = "bm25"
-    return chosen if chosen in offered else "bm25"
+        return "bm25"
+    return default.method if default.method in offered and not default.params else "bm25"
 
 
 def _links(records) -> tuple[list[str], list[str]]:
