@@ -121,8 +121,10 @@ def main() -> int:
     if args.compare is None:
         return 0
     before = json.loads(args.compare.read_text())
-    strip = {k: v for k, v in rankings.items() if isinstance(v, dict)}
-    rows, same = compare(strip, {k: v for k, v in before.items() if isinstance(v, dict)})
+    def corpora_of(d: dict) -> dict:  # the rankings per corpus, without the `made_by` stamp write_json adds
+        return {k: v for k, v in d.items() if isinstance(v, dict) and k != "made_by"}
+
+    rows, same = compare(corpora_of(rankings), corpora_of(before))
     print_table(["corpus", "method", "identical queries", "max |score diff|", "same"], rows)
     print("every ranking identical" if same else "RANKINGS DIFFER")
     return 0 if same else 1
