@@ -46,6 +46,7 @@ demo: install
 test: install
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check sidelight tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: install

@@ -7,7 +7,7 @@ on the loopback address); this machine has 2 cores, so 2x is the ceiling of any 
 
 - build: the 1M-document corpus of `bench/lexical.py` ("scifact-x200", 1,036,600 documents,
   cached TSV), a lexical index of `--shards` shards (default 2), written in this process
-  (`ShardedIndex.write`, shards counted one after another) and on Ray (`builders=ray_builders`:
+  (`ShardedIndex.write_sharded`, shards counted one after another) and on Ray (`builders=ray_builders`:
   one counting task and one writing task per shard) with 1 and 2 worker CPUs. Seconds, ratio to
   in-process, the driver's peak memory, the folder's size. The 1M index built on 2 workers is then
   served on Ray: BM25 top-10 p50/p95 over the 300 SciFact test queries (their words occur there).
@@ -94,7 +94,7 @@ def child_build(how: str, workers: int, n_shards: int) -> dict:
         builders = ray_builders
     folder = Path(tempfile.mkdtemp(prefix="sidelight-bench-ray-")) / "idx"
     t0 = now()
-    index = ShardedIndex.write(corpus, folder, n_shards, progress=False, builders=builders)
+    index = ShardedIndex.write_sharded(corpus, folder, n_shards, progress=False, builders=builders)
     out = {"seconds": now() - t0, "driver_peak_mb": peak_mb(), "disk_mb": folder_mb(folder),
            "records": len(corpus), "shard_records": index.manifest["shards"]["records"],
            "shard_disk_mb": [folder_mb(folder / "shards" / str(s)) for s in range(n_shards)]}
@@ -171,7 +171,7 @@ def child_query(n_shards: int) -> dict:
     queries = test_queries()
     vectors = cached_query_vectors(one, queries, cache_dir() / "bench")
     folder = Path(tempfile.mkdtemp(prefix="sidelight-bench-ray-")) / "idx"
-    sharded = ShardedIndex.write(one.corpus, folder, n_shards, dense=one.dense, progress=False)
+    sharded = ShardedIndex.write_sharded(one.corpus, folder, n_shards, dense=one.dense, progress=False)
     for index in (one, sharded):
         use_cached_vectors(index, vectors)
     warm_kernels()

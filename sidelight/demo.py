@@ -60,6 +60,8 @@ def export_page(index: Index) -> None:
     from .web.export import export_web
 
     site = cache_dir() / "demo" / "site"
+    if index.path is None:
+        raise InputError("the demo exports a saved index")
     try:
         r = export_web(index.path, site, force=True)
     except InputError as exc:  # e.g. the page's scripts are not built (no npm on this machine)
@@ -81,17 +83,20 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     from .store.lock import writer_lock
 
     console.rule("[bold]SciFact: a certified connection (serendipity lane)")
+    if index.path is None:
+        raise InputError("serendipity data lives inside a saved index folder")
     with writer_lock(index.path):
         ser = Serendipity(index).ensure(progress=True)
-    s = ser.certificate.summary
+    cert = ser.require_certificate()
+    s = cert.summary
     ratio, ci = s["placebo_target_ratio"], s["placebo_target_ratio_ci"]
     console.print(f"certificate {s['verdict'].upper()}: {s['target_passes']} certified pairs of {s['candidates']:,} "
                   f"candidates; placebo mean {s['placebo_mean']:.1f}"
                   + (f" = {ratio:.3f} x target (95% interval {ci[0]:.3f}-{ci[1]:.3f})" if ratio is not None else ""))
-    if not ser.certificate.passed:
+    if not cert.passed:
         console.print("[yellow]the serendipity lane refuses a failed certificate; no connection is shown[/yellow]")
         return
-    ends = set(ser.certificate.pairs["a"].tolist()) | set(ser.certificate.pairs["b"].tolist())
+    ends = set(cert.pairs["a"].tolist()) | set(cert.pairs["b"].tolist())
     db = SerDB.for_index(index)
     for q in queries.values():
         floor = get_floor(index, q)

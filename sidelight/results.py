@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 TREC_RUN_NAME = "sidelight"
 _FIELDS = ("id", "rank", "score", "title", "passage")  # a Hit's own keys
@@ -42,7 +42,7 @@ class Passage:
     anchor: str = ""
     index: int = 0  # the section's position in its document
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"section": self.section, "snippet": self.snippet, "marks": [list(m) for m in self.marks]}
         if self.path is not None:
             where: dict[str, Any] = {"path": self.path}
@@ -77,7 +77,7 @@ class Hit:
     path: tuple[Mapping[str, Any], ...] | None = field(default=None, hash=False)
     parts: Mapping[str, float] | None = field(default=None, hash=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The one JSON shape of a hit (CLI, HTTP and MCP): id, rank, score, title, then the typed
         fields it has (seed, is_seed, path, parts), its evidence keys, then the `passage`."""
         out: dict[str, Any] = {"id": self.id, "rank": self.rank, "score": self.score, "title": self.title}
@@ -99,7 +99,7 @@ class Hit:
 
     def __contains__(self, key: object) -> bool:
         if key in _TYPED:
-            return getattr(self, key) is not None  # type: ignore[arg-type]
+            return getattr(self, key) is not None
         return (key in _FIELDS and (key != "passage" or self.passage is not None)) or key in self.evidence
 
 
@@ -135,7 +135,13 @@ class Results(Sequence[Hit]):
     def __len__(self) -> int:
         return len(self.hits)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Hit]: ...
+
+    def __getitem__(self, i: int | slice) -> Hit | Sequence[Hit]:
         return self.hits[i]
 
     def __iter__(self) -> Iterator[Hit]:
@@ -155,10 +161,10 @@ class Results(Sequence[Hit]):
     def ids(self) -> list[str]:
         return [h.id for h in self.hits]
 
-    def to_dicts(self) -> list[dict]:
+    def to_dicts(self) -> list[dict[str, Any]]:
         return [h.to_dict() for h in self.hits]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A method's answer as every interface prints it: query, method, hits (`Hit.to_dict`), and on a
         sharded index whether it is partial and its coverage."""
         out: dict[str, Any] = {"query": self.query, "method": self.method, "hits": self.to_dicts()}
@@ -166,7 +172,7 @@ class Results(Sequence[Hit]):
             out["partial"], out["coverage"] = self.partial, "%d/%d" % self.coverage
         return out
 
-    def to_lane_dict(self) -> dict:
+    def to_lane_dict(self) -> dict[str, Any]:
         """A lane's answer as every interface prints it: trace_id, channel, hits, params."""
         return {"trace_id": self.trace_id, "channel": self.method, "hits": self.to_dicts(), "params": self.params}
 
@@ -200,7 +206,7 @@ class Run(Mapping[str, Results]):
         """The whole run as TREC run text, one line per hit."""
         return "".join(line + "\n" for q, r in self._results.items() for line in r.to_trec(q, self.name))
 
-    def to_ranx(self):
+    def to_ranx(self) -> Any:
         """A `ranx.Run` (needs the optional `ranx` package)."""
         try:
             from ranx import Run as RanxRun

@@ -111,7 +111,7 @@ def export(model, tokenizer_json: Path, out: Path, sample: list[str], threads: i
         _quantize(work / "fused.onnx", work / "int8.onnx")
         shutil.copyfile(tokenizer_json, out / "tokenizer.json")
         _write_configs(out, model)
-        tried = {}
+        tried: dict[str, str] = {}
         for name, kind in (("int8.onnx", "int8"), ("fused.onnx", "fp32")):
             shutil.copyfile(work / name, out / "model.onnx")
             try:

@@ -50,7 +50,7 @@ def segments(text: str) -> list[str]:
     return out
 
 
-def _without_names(text: str, names: list[str]) -> str:
+def without_names(text: str, names: list[str]) -> str:
     for name in sorted(names, key=len, reverse=True):
         if name.strip():
             text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " ", text, flags=re.IGNORECASE)
@@ -64,12 +64,12 @@ def cloze_pair(index: "Index", position: int, rng: random.Random, keep: float = 
     rec = index.corpus.records[position]
     parts = segments(rec.text)
     names = [rec.title, *rec.aliases]
-    choices = [i for i, s in enumerate(parts) if len(_without_names(s, names).split()) >= MIN_ANCHOR_WORDS]
+    choices = [i for i, s in enumerate(parts) if len(without_names(s, names).split()) >= MIN_ANCHOR_WORDS]
     if not choices:
         return None
     cut = rng.choice(choices)
     kept = rng.random() < keep
-    return Pair(_without_names(parts[cut], names), rest_of(index, position, None if kept else cut), position,
+    return Pair(without_names(parts[cut], names), rest_of(index, position, None if kept else cut), position,
                 whole=kept)
 
 

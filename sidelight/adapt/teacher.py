@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..corpus.model import Corpus
 from ..methods import get_method
-from .pairs import Pair, _without_names
+from .pairs import Pair, without_names
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -64,9 +64,9 @@ def benchmark_descriptions(folder: Path = BENCHMARKS) -> list[str]:
             for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def senses_by_word(index: "Index") -> dict[tuple[str, str], list[int]]:
-    """(lower-cased word, part of speech) -> positions of the index records holding it, in index order."""
-    out: dict[tuple[str, str], list[int]] = {}
+def senses_by_word(index: "Index") -> dict[tuple[str, str | None], list[int]]:
+    """(lower-cased word, part of speech or None) -> positions of the index records holding it, in index order."""
+    out: dict[tuple[str, str | None], list[int]] = {}
     for i, rec in enumerate(index.corpus.records):
         pos = rec.metadata.get("pos")
         for w in (rec.title, *rec.aliases):
@@ -88,7 +88,7 @@ def usable_senses(index: "Index", teacher: Corpus, descriptions: Iterable[str] =
         word = rec.title.lower()
         found = [p for pos in SAME_POS[rec.metadata["pos"]] for p in by_word.get((word, pos), [])]
         holding = {p for pos in ALL_POS for p in by_word.get((word, pos), [])}
-        anchor = _without_names(rec.text, [rec.title, *rec.aliases])
+        anchor = without_names(rec.text, [rec.title, *rec.aliases])
         if found and len(anchor.split()) >= MIN_ANCHOR_WORDS:
             if leaks(anchor, banned):
                 leaked += 1

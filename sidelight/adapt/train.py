@@ -59,7 +59,10 @@ def _batches(pairs: list[Pair], batch_size: int, seed: int) -> list[list[Pair]]:
     random.Random(seed).shuffle(queue)
     batches: list[list[Pair]] = []
     while len(queue) >= batch_size:
-        batch, records, anchors, waiting = [], set(), set(), []
+        batch: list[Pair] = []
+        records: set[int] = set()
+        anchors: set[str] = set()
+        waiting: list[Pair] = []
         while queue and len(batch) < batch_size:
             p = queue.popleft()
             if p.record in records or p.anchor in anchors:
@@ -109,7 +112,7 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
                 break
             columns = [[p.anchor for p in batch], [p.positive for p in batch]]
             if with_negatives:
-                columns.append([p.negative for p in batch])
+                columns.append([p.negative or "" for p in batch])  # with negatives, every pair has one
             features = [model.preprocess(col) for col in columns]
             loss = loss_fn(features, None)
             loss.backward()

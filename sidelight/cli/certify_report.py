@@ -15,7 +15,7 @@ def blocks(ser, out: Path, proxies: dict | None) -> list[tuple]:
 
     s, sae = ser.certificate.summary, ser.meta["sae"]["stats"]
     ratio, ci = s.get("placebo_target_ratio"), s.get("placebo_target_ratio_ci")
-    B = [("h1", f"Certificate: {ser.index.path}"),
+    B: list[tuple] = [("h1", f"Certificate: {ser.index.path}"),
          ("p", f"Verdict: {s['verdict'].upper()}. Rule: {s['rule']}."),
          ("table", ["", ""], [
              ["records / chunks / records with > 1 chunk", f"{s['records']} / {s['chunks']} / {s['population']}"],

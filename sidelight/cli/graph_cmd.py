@@ -106,9 +106,9 @@ def print_channels(envelope: dict) -> None:
                      render_parts(h.get("parts", {})), render_path(h["path"])) for h in hits]
             table(None, ["rank", "id", "title", "score", "parts", "path"], rows, [True, False, False, True, False, False])
         else:
-            rows = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], h["title"][:60])
-                    for h in hits]
-            table(None, ["rank", "id", "score", "title"], rows, [True, False, True, False])
+            plain = [(h["rank"], h["id"] + (" *" if h["id"] in agree else ""), h["score"], h["title"][:60])
+                     for h in hits]
+            table(None, ["rank", "id", "score", "title"], plain, [True, False, True, False])
     for missing in envelope.get("missing_lanes", []):
         console.print(f"[dim]{missing['channel']} lane left out: {missing['reason']}[/dim]")
     console.print("[dim]* in more than one lane. Scores compare only within a lane. Report back the trace id "

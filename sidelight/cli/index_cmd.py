@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..corpus.jsonl import read_edges_tsv, read_jsonl, record_from_json
 from ..corpus.folder import load_folder
+from ..corpus.model import Corpus
 from ..corpus.sources import document_folder, load_source
 from ..errors import InputError
 from ..index import Index, store
@@ -151,10 +152,11 @@ def run_index(args: argparse.Namespace) -> int:
 
         ray_shards.connect(args.ray)
     if folder is not None:
-        corpus = load_folder(folder, args.exclude)
-        print(corpus.report.summary())
+        read = load_folder(folder, args.exclude)
+        print(read.report.summary())
         if args.report is not None:
-            args.report.write_text(corpus.report.to_text(), encoding="utf-8")
+            args.report.write_text(read.report.to_text(), encoding="utf-8")
+        corpus: Corpus = read
     else:
         corpus = load_source(args.source, skip_unresolved=args.skip_unresolved)
     if args.title_weight is not None:
@@ -180,7 +182,7 @@ def run_index(args: argparse.Namespace) -> int:
         from ..index.sharded import ShardedIndex
 
         builders = ray_shards.ray_builders if args.ray else None
-        index = ShardedIndex.write(corpus, args.output, args.shards, tok, params, dense=dense, force=args.force,
+        index: Index = ShardedIndex.write_sharded(corpus, args.output, args.shards, tok, params, dense=dense, force=args.force,
                                    progress=not args.quiet, builders=builders)
     else:
         source = {"source": {"folder": str(Path(folder).resolve()), "exclude": list(args.exclude or [])}} if folder else None

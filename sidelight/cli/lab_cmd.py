@@ -137,14 +137,14 @@ def _all(a: argparse.Namespace) -> int:
 def _print_table(out: Path) -> None:
     import json
 
-    from ..lab.report import _display_rows
+    from ..lab.report import display_rows
     from .output import table
 
     res = json.loads((Path(out) / "test" / "result.json").read_text())
     ms = res["metrics"][:5]
     if any(info.get("median_rank") is not None for info in res["methods"].values()):
         ms = ms + ["median_rank"]
-    table(f"held-out ({Path(out)})", ["method"] + ms, [[lab] + [ov.get(m) for m in ms] for lab, ov in _display_rows(res)],
+    table(f"held-out ({Path(out)})", ["method"] + ms, [[lab] + [ov.get(m) for m in ms] for lab, ov in display_rows(res)],
           [False] + [True] * len(ms))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from ..index import Index
 from ..index.defaults import default_method
@@ -80,7 +81,7 @@ def run_search(args: argparse.Namespace) -> int:
         found = Results(found.hits, found.query, found.method, cov.pair if cov is not None else None)
         if args.snippet_chars:
             found = results_with_passages(index, found, PassageSettings(snippet_chars=args.snippet_chars))
-        out = {"results": found, "_log_lanes": [{"channel": used, "hits": len(found)}]}
+        out: dict[str, Any] = {"results": found, "_log_lanes": [{"channel": used, "hits": len(found)}]}
         if budget is not None:  # the labels of a budgeted answer, as HTTP and MCP give them
             out.update(method_used=used, **budget.labels(), timings_ms=budget.timings())
             out["partial"] = budget.partial or found.partial

@@ -214,11 +214,12 @@ def run_verdict(args: argparse.Namespace) -> int:
 
     index = Index.load(args.index)
     db = SerDB.for_index(index)
-    out = {}
+    out: dict[str, object] = {}
     if args.verdict:
-        if not args.pair or args.marker is None:
+        marker = _marker(args.marker)
+        if not args.pair or marker is None:
             raise InputError("a verdict needs --pair A B and --marker")
-        out["verdict"] = V.record_verdict(db, args.pair[0], args.pair[1], _marker(args.marker), args.verdict, args.who,
+        out["verdict"] = V.record_verdict(db, args.pair[0], args.pair[1], marker, args.verdict, args.who,
                                           args.note, args.trace)
     if args.rule_out:  # with --pair: that pair; else the --marker (with --verdict: the verdict is kept as well)
         out["ruling"] = V.rule_out(db, args.who, marker=_marker(args.marker) if not args.pair else None,
@@ -229,7 +230,8 @@ def run_verdict(args: argparse.Namespace) -> int:
 
         ser = Serendipity(index).load()
         cid = ser.meta["certificate"]["id"]
-        out["calibration_reserved"] = len(V.reserve_calibration(db, cid, ser.certificate.pairs, index.corpus.ids, args.size))
+        out["calibration_reserved"] = len(V.reserve_calibration(db, cid, ser.require_certificate().pairs,
+                                                                index.corpus.ids, args.size))
     out["precision"] = V.precision(db, cid)
     if args.json:
         print_json(out)

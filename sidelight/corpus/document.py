@@ -8,6 +8,7 @@ each link's sentence. Keeping this in one place makes the four readers agree on 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
@@ -141,7 +142,7 @@ class TextBuilder:
         return self.length + (len(BLOCK_SEPARATOR) if self.parts else 0)
 
     def heading(self, level: int, title: str, anchor: str, first: int, last: int | None = None,
-                links: list[Link] = ()) -> None:
+                links: Sequence[Link] = ()) -> None:
         """Open a section under `title` (level 1-6) and add its heading line as a block."""
         while self._path and self._path[-1][0] >= level:
             self._path.pop()
@@ -149,7 +150,7 @@ class TextBuilder:
         self._section([t for _, t in self._path], level, anchor, first)
         self.block(title, first, first if last is None else last, links)
 
-    def block(self, text: str, first: int, last: int, links: list[Link] = ()) -> None:
+    def block(self, text: str, first: int, last: int, links: Sequence[Link] = ()) -> None:
         """Add one block of text from source lines (or pages) `first`..`last`; empty blocks add no
         text but still place their links."""
         stripped = text.lstrip()

@@ -149,7 +149,7 @@ def load_foldoc(
                 raise InputError(f"{index_path}:{lineno}: entry {head!r} points past the end of {dict_path}")
             entry_heads.setdefault(key, []).append(head)
             index_order.append((head, key))
-    first_pos = {}
+    first_pos: dict[tuple[int, int], int] = {}
     for pos, (_, key) in enumerate(index_order):
         first_pos.setdefault(key, pos)
 

@@ -110,7 +110,8 @@ def load_gcide(index_path: str | Path = GCIDE_INDEX, dict_path: str | Path = GCI
         parts = line.split("\t")
         if len(parts) == 3 and not parts[0].startswith("00-database"):
             spans.add((b64_number(parts[1]), b64_number(parts[2])))
-    records, seen = [], {}
+    records: list[Record] = []
+    seen: dict[str, int] = {}
     for offset, length in sorted(spans):
         words, pos, senses = parse_entry(data[offset:offset + length].decode("utf-8", errors="replace"))
         for number, definition, sources in senses:

@@ -252,15 +252,12 @@ def parse_markdown(source: str, stem: str, hidden_links: bool = False) -> Parsed
             builder.block(text, first, last, links)
             continue
         i += 1
-    text, sections, links = builder.finish()
-    title = front.get("title")
-    if isinstance(title, str) and title.strip():
-        title = title.strip()
-    else:
-        title = stem
+    text, sections, doc_links = builder.finish()
+    raw_title = front.get("title")
+    title = raw_title.strip() if isinstance(raw_title, str) and raw_title.strip() else stem
     aliases = tuple(string_list(front.get("aliases")))
     for tag in string_list(front.get("tags")):
         tags.extend(part.lstrip("#") for part in tag.split())
     known = {"aliases", "tags"} | ({"title"} if isinstance(front.get("title"), str) else set())
     properties = {k: v for k, v in front.items() if k not in known}
-    return ParsedDocument(title, text, sections, links, aliases, sorted({t for t in tags if t}), properties, issues)
+    return ParsedDocument(title, text, sections, doc_links, aliases, sorted({t for t in tags if t}), properties, issues)

@@ -124,7 +124,9 @@ def obsidian_markdown() -> MarkdownIt:
     md.inline.ruler.before("link", "obsidian_comment", _comment)
     md.inline.ruler.before("link", "block_id", _block_id)
     md.block.ruler.before("paragraph", "obsidian_comment", _comment_block)
-    md.normalizeLink = _keep  # readers URL-decode hrefs themselves; percent-encoding them first is wasted work
+    # readers URL-decode hrefs themselves; percent-encoding them first is wasted work (markdown-it-py
+    # has no option for it: replacing the instance's method is how its docs customise link handling)
+    md.normalizeLink = _keep  # type: ignore[method-assign]
     return md
 
 

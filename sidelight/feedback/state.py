@@ -34,7 +34,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -164,7 +164,7 @@ def _normalise_hits(channel: str, hits: Iterable[Mapping]) -> list[dict]:
                             "weight": _finite(e.get("weight", e.get("base_weight")), "edge weight")}
                 except (KeyError, TypeError):
                     raise InputError(f"state: relation hit {node_id!r}: path edge needs source, target, type, weight") from None
-                if edge["base_weight"] < 0:
+                if _finite(edge["base_weight"], "edge base weight") < 0:
                     raise InputError(f"state: relation hit {node_id!r}: negative base weight")
                 edges.append(edge)
             for a, b in zip(edges, edges[1:]):
@@ -323,7 +323,7 @@ class StateStore:
         return {(r[0], r[1], r[2]): float(r[3])
                 for r in self._con().execute("SELECT source_id, target_id, type, delta FROM edge_overlay")}
 
-    def overlay_for(self, graph: Graph, ids: list[str]) -> np.ndarray:
+    def overlay_for(self, graph: Graph, ids: Sequence[str] | np.ndarray) -> np.ndarray:
         """Effective weight per CSR slot: base + learned delta, clipped to [0, CAP_FACTOR * base].
 
         `ids[position]` is the record id of node `position`. Overlay rows naming ids or types the

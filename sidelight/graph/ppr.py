@@ -201,10 +201,11 @@ def _walk(lay: _Layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, ite
     buf = np.empty(n)
     for _ in range(iterations):
         dangling_mass = float(p[di].sum()) if len(di) else 0.0
-        if m is None:  # q = P^T p, in place
+        if kernel is not None:  # q = P^T p, in place
             buf.fill(0.0)
             kernel(n, n, lay.indptr, lay.indices, lay.data, p, buf)
         else:  # pragma: no cover - scipy without the private kernel
+            assert m is not None
             buf[:] = m @ p
         buf *= beta
         buf[seeds] += (alpha + beta * dangling_mass) * s_vals

@@ -37,7 +37,7 @@ from ..structures.kernels import Gate, choose_backend
 
 BACKEND, REASON = choose_backend()
 
-_K = None
+_K: types.SimpleNamespace | None = None  # the compiled kernels (numba dispatchers), built on first use
 _LOCK = threading.Lock()
 
 
@@ -58,6 +58,13 @@ def enabled() -> bool:
 use = Gate(enabled, lambda: _K is not None)  # what `ppr.py` calls (see `Gate`)
 
 
+def _kernels() -> types.SimpleNamespace:
+    """The compiled kernels; every caller has checked `enabled()` first."""
+    if _K is None:
+        raise RuntimeError("numba ppr kernels used before they were compiled (check enabled() first)")
+    return _K
+
+
 def walk(layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, beta: float, iterations: int,
          p: np.ndarray) -> np.ndarray:
     """`iterations` walk steps from `p` (relabelled ids, seeds already placed) over a
@@ -67,16 +74,16 @@ def walk(layout, seeds: np.ndarray, s_vals: np.ndarray, alpha: float, beta: floa
     seeds = np.ascontiguousarray(seeds, dtype=np.int64)
     s_vals = np.ascontiguousarray(s_vals, dtype=np.float64)
     if layout.scaled is not None:
-        return _K.walk_scaled(layout.indptr, layout.indices_u, layout.scaled, layout.dangling, seeds, s_vals,
+        return _kernels().walk_scaled(layout.indptr, layout.indices_u, layout.scaled, layout.dangling, seeds, s_vals,
                               float(alpha), float(beta), int(iterations), p, buf, np.empty(n))
-    return _K.walk_weighted(layout.indptr, layout.indices_u, layout.data, layout.dangling, seeds, s_vals,
+    return _kernels().walk_weighted(layout.indptr, layout.indices_u, layout.data, layout.dangling, seeds, s_vals,
                             float(alpha), float(beta), int(iterations), p, buf)
 
 
 def pairwise_sum(a: np.ndarray, idx: np.ndarray) -> float:
     """`a[idx].sum()` computed by the kernel's pairwise sum (for tests)."""
     enabled()
-    return 0.0 + _K.pairwise(np.asarray(a, np.float64), np.asarray(idx, np.int64), 0, len(idx)) if len(idx) else 0.0
+    return 0.0 + _kernels().pairwise(np.asarray(a, np.float64), np.asarray(idx, np.int64), 0, len(idx)) if len(idx) else 0.0
 
 
 # ---- kernels (plain Python until _compile jits them) -------------------------------------------

@@ -27,6 +27,7 @@ given in the stored direction (hit -> ... -> seed), so feedback reinforces edges
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -272,7 +273,7 @@ def spread(graph: Graph, seeds: list[int], hops: int = 2, decay: float = 0.5, we
     return [a.hit(j, r) for r, j in enumerate(ranked.tolist(), start=1)]
 
 
-def trace_hits(hits: list[RelationHit], ids: list[str], graph: Graph) -> list[dict]:
+def trace_hits(hits: list[RelationHit], ids: Sequence[str] | np.ndarray, graph: Graph) -> list[dict]:
     """Relation hits in the form `StateStore.new_trace` stores: record ids, rank, raw activation and
     the credited path as edge keys (source id, target id, type) with the weight that was used and
     the base weight (the reinforcement rule needs the base)."""

@@ -10,7 +10,7 @@ import tempfile
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import (
@@ -18,10 +18,12 @@ from typing import (
     Any,
     Callable,
     Hashable,
+    Iterable,
     Iterator,
     Mapping,
     Sequence,
     TypeVar,
+    cast,
 )
 
 import numpy as np
@@ -33,6 +35,7 @@ from ..feedback.state import StateStore
 from ..graph import ppr_kernel
 from ..graph.ppr import PPRGraph
 from ..graph.store import Graph
+from ..capabilities import Capability
 from ..progress import progress_bar
 from ..results import Hit, Results, Run
 from ..store.lock import writer_lock
@@ -47,15 +50,27 @@ from . import store
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 
 if TYPE_CHECKING:
+    from ..lanes.channels import ChannelsResult
     from ..methods import Method
+    from .shards import Coverage
 
 STATE_FILE = "state.sqlite"  # INDEX/state.sqlite: mutable, beside the generations, never moved
 T = TypeVar("T")
 Where = Mapping[str, "str | Sequence[str]"]  # a metadata filter: key -> value, or any of several values
+NEEDS_VECTORS = frozenset({Capability.ANN, Capability.PASSAGES})  # built only beside dense vectors
 LOAD_ATTEMPTS = 3  # re-reads of the pointer when a writer publishes during an open
 
+Opener = Callable[[Path, str, dict[str, Any], bool], "Index"]
+_KINDS: dict[str, Opener] = {}  # manifest "kind" -> how to open it (an index in one piece has no kind)
 
-def dense_texts(corpus: Corpus, records, passages: Passages | None = None) -> tuple[list[str], list[str], Units | None]:
+
+def register_kind(kind: str, opener: Opener) -> None:
+    """Let `Index.load` open index folders whose manifest names `kind` (`sidelight.index` registers
+    "sharded" on import), so that this module need not import the kinds built on top of it."""
+    _KINDS[kind] = opener
+
+
+def dense_texts(corpus: Corpus, records: Iterable[Record], passages: Passages | None = None) -> tuple[list[str], list[str], Units | None]:
     """(the texts the embedder encodes, the titles put before further windows, and with
     `passages.sections` each record's section windows (`corpus.passages.window_texts`)) of `records`."""
     records = list(records)
@@ -85,7 +100,7 @@ class Index:
     """
 
     def __init__(self, corpus: Corpus, lexical: LexicalIndex, path: Path | None = None,
-                 manifest: dict | None = None, dense: DenseStore | None = None, graph: Graph | None = None,
+                 manifest: dict[str, Any] | None = None, dense: DenseStore | None = None, graph: Graph | None = None,
                  id_rank: np.ndarray | None = None):
         self.corpus = corpus
         self.lexical = lexical
@@ -103,7 +118,7 @@ class Index:
         self._id_column: Sequence[str] | None = getattr(self.corpus.records, "ids", None)
         self._titles: Sequence[str] | None = getattr(self.corpus.records, "titles", None)
         # position of each record in ascending-id order (an opened index stores it)
-        self.id_rank = id_rank if id_rank is not None else _id_rank(self.corpus.ids)
+        self.id_rank = id_rank if id_rank is not None else id_rank_of(self.corpus.ids)
         self.graph = graph if graph is not None else Graph.from_corpus(self.corpus)
         self._ppr_graph: PPRGraph | None = None
         self._memo: dict[str, tuple[Hashable, Any]] = {}
@@ -130,7 +145,7 @@ class Index:
         """
         hit = self._memo.get(name)
         if hit is not None and hit[0] == key:
-            return hit[1]
+            return cast(T, hit[1])  # stored by this method under `name` with the same `build`
         value = build()
         self._memo[name] = (key, value)
         return value
@@ -138,6 +153,31 @@ class Index:
     def changed_on_disk(self) -> bool:
         """True when a writer has published a newer generation of this saved index since it was opened."""
         return self.path is not None and store.generation_stamp(self.path) != self.stamp
+
+    # ---- capabilities -----------------------------------------------------------------------
+    def capabilities(self) -> frozenset[Capability]:
+        """What this index offers methods (`sidelight.capabilities`): term statistics, the
+        term matrices and the graph always; vectors, ANN and passages as built."""
+        offered = {Capability.TERM_STATISTICS, Capability.TERM_MATRICES, Capability.GRAPH}
+        if self.dense is not None:
+            offered |= {Capability.DENSE, Capability.VECTORS}
+            # read leniently: a stand-in dense store (a test's, a notebook's) need not carry either
+            if getattr(self.dense, "ann_params", None) is not None:
+                offered.add(Capability.ANN)
+            if getattr(self.dense, "passages", None) is not None:
+                offered.add(Capability.PASSAGES)
+        return frozenset(offered)
+
+    def why_missing(self, capability: Capability) -> str:
+        """Why this index lacks `capability`, and how to build one that has it."""
+        if capability in (Capability.DENSE, Capability.VECTORS) or (capability in NEEDS_VECTORS and self.dense is None):
+            return "this index has no dense vectors; rebuild it with `sidelight index SOURCE --dense minilm`"
+        if capability is Capability.ANN:
+            return ("this index has no ANN graph for `dense-ann`; rebuild it with "
+                    "`sidelight index SOURCE --dense minilm --ann` (or use the exact `dense` method)")
+        if capability is Capability.PASSAGES:
+            return "this index keeps no passages; rebuild it with `sidelight index SOURCE --dense minilm --passages`"
+        return f"this index does not offer {capability.value}"
 
     # ---- graph and state ------------------------------------------------------------------
     @property
@@ -167,7 +207,7 @@ class Index:
                 weakref.finalize(self, _drop_temp_state, self._state, tmp)
         return self._state
 
-    def search_channels(self, query: str, limit: int = 10, **params):
+    def search_channels(self, query: str, limit: int = 10, **params: Any) -> "ChannelsResult":
         """Independent lexical / relation (/ dense) lanes with their own trace ids; see `sidelight.lanes.channels`.
         A sharded index's answer carries its `coverage` (see `watch`)."""
         from ..lanes.channels import search_channels
@@ -176,7 +216,7 @@ class Index:
             out = search_channels(self, query, limit, **params)
         return out if cov is None else replace(out, coverage=cov.pair)
 
-    def watch(self):
+    def watch(self) -> AbstractContextManager["Coverage | None"]:
         """A context whose value is the `Coverage` of the queries answered inside it: how many
         shards of a sharded index answered; None for an index in one piece."""
         return nullcontext()
@@ -193,7 +233,7 @@ class Index:
     @classmethod
     def write(cls, corpus: Corpus, path: Path, tokenizer: TokenizerConfig = TokenizerConfig(),
               params: BM25Params = BM25Params(), dense: DenseStore | None = None, force: bool = False,
-              progress: bool = True, extra: dict | None = None) -> "Index":
+              progress: bool = True, extra: dict[str, Any] | None = None) -> "Index":
         """Build the index of `corpus` straight into a new generation at `path`, and open it.
 
         The folder is the one `build(corpus, ...).save(path)` writes, file for file, but the postings
@@ -230,7 +270,7 @@ class Index:
                 with sqlite3.connect(path / STATE_FILE) as dst:  # carry traces/overlay of an unsaved index
                     state._con().backup(dst)
                 dst.close()
-            with store.new_generation(path, check=lambda name: Index._load_generation(path, name, False)) as tmp:
+            with store.new_generation(path, check=lambda name: Index.open_generation(path, name, False)) as tmp:
                 self._write_generation(tmp)
         if self._state is not None and self._state.path != path / STATE_FILE:
             self._state.close()  # a temporary state (or another folder's) gives way to this folder's
@@ -299,7 +339,7 @@ class Index:
             stamp = store.generation_stamp(path)
             generation = store.current_generation(path)
             try:
-                index = cls._load_generation(path, generation, verify)
+                index = cls.open_generation(path, generation, verify)
             except IndexFormatError:
                 if store.current_generation(path) == generation:
                     raise
@@ -309,13 +349,17 @@ class Index:
         raise IndexFormatError(f"{path}: the index changed {LOAD_ATTEMPTS} times while it was being opened")
 
     @classmethod
-    def _load_generation(cls, root: Path, generation: str, verify: bool) -> "Index":
+    def open_generation(cls, root: Path, generation: str, verify: bool) -> "Index":
+        """One generation of the index folder `root`, opened by the kind its manifest names (an index
+        in one piece, or one of the kinds registered with `register_kind`, such as "sharded")."""
         path = root / generation
         manifest = store.read_manifest(path, verify=verify)
-        if manifest.get("kind") == "sharded":
-            from .sharded import ShardedIndex
-
-            return ShardedIndex._open(root, generation, manifest, verify)
+        kind = manifest.get("kind")
+        if kind is not None:
+            opener = _KINDS.get(kind)
+            if opener is None:
+                raise IndexFormatError(f"{path}: an index of kind {kind!r}, which this version cannot open")
+            return opener(root, generation, manifest, verify)
         try:
             c = manifest["corpus"]
             records = RecordFile(path)
@@ -339,7 +383,7 @@ class Index:
         return cls(corpus, lexical, root, manifest, dense, graph, id_rank)
 
     # ---- incremental updates ----------------------------------------------------------------
-    def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
+    def add(self, records: list[Record], edges: Sequence[Edge] = ()) -> None:
         """Add records (and edges among known records); BM25 statistics stay exact."""
         corpus = self._with(records, edges)
         texts, titles, units = dense_texts(corpus, records, self.dense.passages if self.dense is not None else None)
@@ -410,7 +454,7 @@ class Index:
 
     # ---- search -------------------------------------------------------------------------------
     def search(self, query: str, method: str = "bm25", k: int = 10, where: Where | None = None,
-               **params) -> Results:
+               **params: Any) -> Results:
         """Top-k hits of a named method (see `sidelight methods`; `params` are its declared parameters).
 
         `where` keeps only records whose metadata matches: {key: value} (exact, compared as text)
@@ -447,7 +491,7 @@ class Index:
         return self.memo(f"where {items}", None, build)
 
     def search_many(self, queries: Mapping[str, str] | Sequence[str], k: int = 10, method: "str | Method" = "bm25",
-                    progress: bool = False, where: Where | None = None, threads: int = 1, **params) -> Run:
+                    progress: bool = False, where: Where | None = None, threads: int = 1, **params: Any) -> Run:
         """Top-k hits of one method for many queries, as a `Run` keyed by query id.
 
         `queries`: {query id: text}, or a list of texts (ids "0", "1", ...); `method`: a name (with
@@ -456,22 +500,22 @@ class Index:
         threads (the numba kernels and numpy's large array operations release the GIL); the Run is
         the same whatever the number of threads.
         """
-        from ..methods import available_methods, get_method, method_spec
+        from ..methods import get_method
 
         if threads < 1:
             raise InputError(f"threads must be >= 1, got {threads}")
         if not isinstance(queries, Mapping):
             queries = {str(i): q for i, q in enumerate(queries)}
         m = get_method(method, **params) if isinstance(method, str) else method
-        needs_dense = (self.dense is not None and m.name in available_methods()
-                       and "dense" in method_spec(m.name).needs)
+        needs_dense = self.dense is not None and Capability.DENSE in m.needs
         if len(queries) > kernels.WARM_AFTER:
             warm_kernels()
 
         def one(text: str) -> Results:
             return self._answer(m, text, k, where, m.name)
 
-        with (self.dense.batched_queries(list(queries.values())) if needs_dense else nullcontext()), \
+        with (self.dense.batched_queries(list(queries.values())) if needs_dense and self.dense is not None
+              else nullcontext()), \
                 progress_bar(len(queries), f"{m.name} queries", progress) as advance, \
                 (ThreadPoolExecutor(threads, thread_name_prefix="sidelight-search") if threads > 1
                  else nullcontext()) as pool:
@@ -483,18 +527,18 @@ class Index:
         return Run(out, m.name, name=m.name)
 
     def lookup(self, description: str, k: int = 10, method: str | None = None, pos: str | None = None,
-               prior: float | None = None, **params) -> Results:
+               prior: float | None = None, **params: Any) -> Results:
         """Words for a description (a reverse dictionary; `method`/`prior` None: the lookup defaults;
         see `sidelight.index.lookup`)."""
         from .lookup import lookup
 
         return lookup(self, description, k, method, pos, prior=prior, **params)
 
-    def results(self, ranking, query: str = "", method: str = "") -> Results:
+    def results(self, ranking: Ranking, query: str = "", method: str = "") -> Results:
         """A `Ranking` (positions, scores) as `Results` with ids, ranks and titles."""
         return Results(self.hits(ranking), query, method)
 
-    def hits(self, ranking, evidence: Sequence[Mapping] | None = None) -> list[Hit]:
+    def hits(self, ranking: Ranking, evidence: Sequence[Mapping[str, Any]] | None = None) -> list[Hit]:
         """`Hit`s of a `Ranking`, best first; `evidence[i]` is attached to the i-th hit when given."""
         ids, titles = self._id_column if self._id_column is not None else self.ids, self.titles
         return [Hit(ids[p], i + 1, float(s), titles[p], evidence[i] if evidence is not None else {})
@@ -507,7 +551,7 @@ class _LexicalFolder:
     def __init__(self, corpus: Corpus, tokenizer: TokenizerConfig, params: BM25Params, progress: bool):
         self.corpus, self.tokenizer, self.params, self.progress = corpus, tokenizer, params, progress
 
-    def save(self, folder: Path) -> dict:
+    def save(self, folder: Path) -> dict[str, Any]:
         texts = (self.corpus.indexed_text(r) for r in self.corpus.records)
         with progress_bar(len(self.corpus), f"indexing {self.corpus.name}", self.progress) as advance:
             return build_lexical_folder(texts, folder, self.tokenizer, self.params, advance)
@@ -530,7 +574,7 @@ def _drop_temp_state(state: StateStore, folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _id_rank(ids: Sequence[str]) -> np.ndarray:
+def id_rank_of(ids: Sequence[str]) -> np.ndarray:
     """rank[p]: where record p falls in ascending-id order (the tie-break of every ranking)."""
     order = sorted(range(len(ids)), key=ids.__getitem__)
     rank = np.empty(len(ids), dtype=np.int64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import Any, TYPE_CHECKING, Iterable
 
 from ..corpus.model import Record
 from ..errors import InputError
@@ -54,7 +54,7 @@ def default_prior(index: "Index", method: str) -> float:
 
 
 def lookup(index: "Index", description: str, k: int = 10, method: str | None = None, pos: str | None = None,
-           depth: int | None = None, prior: float | None = None, **params) -> Results:
+           depth: int | None = None, prior: float | None = None, **params: Any) -> Results:
     """The k best words for `description`, each with the senses that carried it (`Hit.evidence["synsets"]`).
 
     `method` None: `default_lookup_method`; `prior` None: `default_prior`, 0: off (see `rank_words`)."""
@@ -79,7 +79,7 @@ def lookup(index: "Index", description: str, k: int = 10, method: str | None = N
     return Results(out, description, method)
 
 
-def lookup_json(words: Results) -> dict:
+def lookup_json(words: Results) -> dict[str, Any]:
     """A lookup's answer as the CLI, HTTP and MCP print it: query, method and the words with their senses."""
     return {"query": words.query, "method": words.method,
             "results": [{"word": w.id, "rank": w.rank, "score": w.score, "synsets": w["synsets"]} for w in words]}
@@ -114,10 +114,10 @@ def rank_words(ranked: Iterable[tuple[Record, float]], pool: int, prior: float =
     words: dict[str, Word] = {}
     for rec, score in ranked:
         counts = rec.metadata.get("word_counts") or ()
-        for i, w in enumerate(words_of(rec)):
-            entry = words.get(w.lower())
+        for i, name in enumerate(words_of(rec)):
+            entry = words.get(name.lower())
             if entry is None:
-                entry = words[w.lower()] = Word(w, float(score), int(counts[i]) if i < len(counts) else 0)
+                entry = words[name.lower()] = Word(name, float(score), int(counts[i]) if i < len(counts) else 0)
             if not entry.senses or entry.senses[-1].id != rec.id:
                 entry.senses.append(rec)
         if until is not None and len(words) >= pool and until in words:
@@ -134,7 +134,7 @@ def rank_words(ranked: Iterable[tuple[Record, float]], pool: int, prior: float =
     return out
 
 
-def split_word_params(params: dict) -> tuple[float, dict]:
+def split_word_params(params: dict[str, Any]) -> tuple[float, dict[str, Any]]:
     """(the word-level `prior`, the rest: the record ranking method's parameters) of a lookup setting."""
     rest = dict(params)
     return rest.pop("prior", 0.0), rest

@@ -19,13 +19,22 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..corpus.model import Corpus
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    from .index import Index
+    from .sharded import ShardedIndex
+
+from ..corpus.model import Corpus, Record
 from ..errors import InputError
 from ..structures.dense import DenseStore
+from ..structures.lexical import BM25Params
+from ..text import TokenizerConfig
 from .shards import Answer, ShardBuilder, ShardServer
 
 DEFAULT_BUDGET = 10.0  # seconds a query waits for its shards
@@ -34,7 +43,7 @@ DEFAULT_BUDGET = 10.0  # seconds a query waits for its shards
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray takes 127.0.0.1 as this node's address
 
 
-def _ray():
+def _ray() -> ModuleType:
     try:
         import ray
     except ImportError:
@@ -42,7 +51,7 @@ def _ray():
     return ray
 
 
-def connect(address: str = "auto", num_cpus: int | None = None):
+def connect(address: str = "auto", num_cpus: int | None = None) -> ModuleType:
     """Join a Ray cluster and return the `ray` module. `address`: a cluster's ADDRESS (host:port or
     ray://...), `auto` (the cluster started on this machine with `ray start --head`, else a new
     local one) or `local` (always a new local one). A local cluster this starts talks over the
@@ -80,7 +89,7 @@ class RayShards:
     def __len__(self) -> int:
         return len(self.actors)
 
-    def ask(self, name: str, *args) -> list[Answer | None]:
+    def ask(self, name: str, *args: Any) -> list[Answer | None]:
         ray = _ray()
         refs = [getattr(a, name).remote(*args) for a in self.actors]
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=self.budget)
@@ -97,8 +106,10 @@ class RayShards:
                 out.append(None)
         return out
 
-    def reopen(self, index) -> "RayShards":
+    def reopen(self, index: "ShardedIndex") -> "RayShards":
         """Actors for a newer generation of the same index (a server follows its writers); these stop."""
+        if index.path is None:
+            raise InputError("Ray serves a sharded index saved in a folder")
         new = RayShards(index.path, index.manifest["shards"]["generations"], index.assignment, self.budget)
         self.close()
         return new
@@ -109,26 +120,32 @@ class RayShards:
             ray.kill(a, no_restart=True)
 
 
-def serve_on_ray(index, address: str = "auto", budget: float = DEFAULT_BUDGET) -> RayShards:
+def serve_on_ray(index: "Index", address: str = "auto", budget: float = DEFAULT_BUDGET) -> RayShards:
     """Make a sharded `index` ask Ray actors instead of its in-process shards; returns them."""
     from .sharded import ShardedIndex
 
     if not isinstance(index, ShardedIndex):
         raise InputError(f"{index.path} is not a sharded index; build one with `sidelight index SOURCE -o IDX --shards N`")
+    if index.path is None:
+        raise InputError("Ray serves a sharded index saved in a folder")
     connect(address)
     shards = RayShards(index.path, index.manifest["shards"]["generations"], index.assignment, budget)
     index.fanout.shards = shards
     return shards
 
 
-def _count(records, name: str, title_weight: int, alias_weight: int, tokenizer, params) -> tuple:
+def _count(records: Sequence[Record], name: str, title_weight: int, alias_weight: int, tokenizer: TokenizerConfig,
+           params: BM25Params) -> tuple[tuple[list[str], np.ndarray, int, float], tuple[list[str], sp.csr_matrix]]:
     b = ShardBuilder.count(name, records, title_weight, alias_weight, tokenizer, params, None)
     return b.stats(), (b.vocab, b.tf)
 
 
-def _finish(counts, records, dense, name, title_weight, alias_weight, tokenizer, params, *finish_args) -> str:
+def _finish(counts: tuple[list[str], sp.csr_matrix], records: list[Record], dense: DenseStore | None, name: str,
+            title_weight: int, alias_weight: int, tokenizer: TokenizerConfig, params: BM25Params,
+            *finish_args: Any) -> str:
     corpus = Corpus(name, records, [], title_weight, alias_weight, checked=True)
-    return ShardBuilder(corpus, *counts, tokenizer, params, dense).finish(*finish_args)
+    vocab, tf = counts
+    return ShardBuilder(corpus, vocab, tf, tokenizer, params, dense).finish(*finish_args)
 
 
 class RayShardBuilder:
@@ -136,22 +153,24 @@ class RayShardBuilder:
     store once; only the term counts come back from counting. Its methods return object refs,
     resolved all at once by the caller (`sharded._call_all`)."""
 
-    def __init__(self, name: str, records, title_weight: int, alias_weight: int, tokenizer, params, dense):
+    def __init__(self, name: str, records: Sequence[Record], title_weight: int, alias_weight: int,
+                 tokenizer: TokenizerConfig, params: BM25Params, dense: DenseStore | None):
         ray = _ray()
         self._records, self._dense = ray.put(list(records)), ray.put(dense)
         self._args = (name, title_weight, alias_weight, tokenizer, params)
         self._stats, self._counts = ray.remote(num_cpus=1, num_returns=2)(_count).remote(self._records, *self._args)
 
-    def stats(self):
+    def stats(self) -> Any:  # an object ref of ShardBuilder.stats()
         return self._stats
 
-    def finish(self, *finish_args):
+    def finish(self, *finish_args: Any) -> Any:  # an object ref of the generation written
         return _ray().remote(num_cpus=1)(_finish).remote(self._counts, self._records, self._dense, *self._args,
                                                        *finish_args)
 
 
-def ray_builders(corpus, parts, tokenizer, params, progress: bool) -> list[RayShardBuilder]:
-    """Every shard counted by a Ray task, in parallel across the cluster; for `ShardedIndex.write`."""
+def ray_builders(corpus: Corpus, parts: Sequence[tuple[list[Record], DenseStore | None]], tokenizer: TokenizerConfig,
+                 params: BM25Params, progress: bool) -> list[RayShardBuilder]:
+    """Every shard counted by a Ray task, in parallel across the cluster; for `ShardedIndex.write_sharded`."""
     return [RayShardBuilder(corpus.name, records, corpus.title_weight, corpus.alias_weight, tokenizer, params, dense)
             for records, dense in parts]
 
@@ -164,7 +183,7 @@ class _Encoder:
 
         self.embedder = Embedder.from_spec(spec, threads=threads)
 
-    def __call__(self, batch: dict) -> dict:
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         vectors = self.embedder.encode([str(t) for t in batch["text"]], kind="doc")
         return {"i": batch["i"], "vector": vectors}
 

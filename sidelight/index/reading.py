@@ -9,8 +9,9 @@ quote and check what a hit says (the MCP tools `read` and `links`, `GET /api/rea
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from ..corpus.model import Edge
 from ..corpus.passages import Section, sections_of
 from ..errors import InputError
 
@@ -36,8 +37,9 @@ def split_ref(index: "Index", ref: str) -> tuple[int, str]:
 def find_section(sections: list[Section], part: str) -> Section:
     """The section named by its heading path (`A > B`), its last heading, or its anchor (case-insensitive)."""
     want = part.strip().lower()
-    for match in (lambda s: s.path.lower() == want, lambda s: s.anchor.lower() == want,
-                  lambda s: bool(s.heading) and s.heading[-1].lower() == want):
+    matchers: list[Callable[[Section], bool]] = [lambda s: s.path.lower() == want, lambda s: s.anchor.lower() == want,
+                                                 lambda s: bool(s.heading) and s.heading[-1].lower() == want]
+    for match in matchers:
         found = [s for s in sections if match(s)]
         if found:
             return found[0]
@@ -96,7 +98,8 @@ def links(index: "Index", rid: str, hops: int = 1, limit: int = MAX_LINKS) -> di
     rid = index.corpus.records[position].id
     titles = index.titles
     pos = index.corpus.position
-    out_links, in_links = [], []
+    out_links: list[dict[str, Any]] = []
+    in_links: list[dict[str, Any]] = []
     for e in index.corpus.edges:  # the edge list is read once; indexes of a folder hold tens of thousands
         if e.source == rid and len(out_links) < limit:
             out_links.append(_link(e.target, titles[pos[e.target]], e))
@@ -115,7 +118,7 @@ def links(index: "Index", rid: str, hops: int = 1, limit: int = MAX_LINKS) -> di
     return result
 
 
-def _link(other: str, title: str, e) -> dict[str, Any]:
+def _link(other: str, title: str, e: Edge) -> dict[str, Any]:
     row = {"id": other, "title": title, "type": e.type, "context": e.context}
     anchor = getattr(e, "anchor", "")
     if anchor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, BinaryIO, Iterable, Iterator, Sequence, overload
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Ha
     write_column(folder, "titles", titles)
 
 
-def _flush(f, lines: list[bytes], content, hashed: list[bytes]) -> None:
+def _flush(f: BinaryIO, lines: list[bytes], content: "hashlib._Hash | None", hashed: list[bytes]) -> None:
     """Write a batch of record lines and feed their hash lines to `content`; empties both lists."""
     f.write(b"".join(lines))
     if content is not None:
@@ -94,7 +94,13 @@ class RecordFile(Sequence[Record]):
     def __len__(self) -> int:
         return len(self._off) - 1
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Record: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Record]: ...
+
+    def __getitem__(self, i: int | slice) -> Record | list[Record]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -124,7 +130,8 @@ class EdgeFile(Sequence[Edge]):
     """The edges of a generation folder: `len` from the manifest, parsed on first access."""
 
     def __init__(self, path: Path, count: int):
-        self.path, self._count, self._edges = path, count, None
+        self.path, self._count = path, count
+        self._edges: list[Edge] | None = None
         try:  # held open, so the edges can be read after a later writer prunes this generation
             self._file = open(path, "rb")
         except OSError as exc:
@@ -146,7 +153,13 @@ class EdgeFile(Sequence[Edge]):
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Edge: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Edge]: ...
+
+    def __getitem__(self, i: int | slice) -> Edge | list[Edge]:
         return self._load()[i]
 
     def __iter__(self) -> Iterator[Edge]:
@@ -156,6 +169,6 @@ class EdgeFile(Sequence[Edge]):
         return self._count > 0
 
 
-def as_list(items: Sequence) -> list:
+def as_list(items: Sequence[Any]) -> list[Any]:
     """A plain list of a corpus's records or edges (for building a changed corpus)."""
     return items if isinstance(items, list) else list(items)

@@ -30,13 +30,15 @@ import hashlib
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError, InputError
 from ..graph.store import Graph
+from ..capabilities import Capability
 from ..progress import progress_bar
 from ..store.column import StringColumn
 from ..store.lock import writer_lock
@@ -45,10 +47,13 @@ from ..structures.lexical import BM25Params, LexicalIndex, write_vocab
 from ..structures.ranking import Ranking, select_top
 from ..text import Tokenizer, TokenizerConfig
 from . import store
-from .index import Index, _id_rank
+from .index import Index, id_rank_of, register_kind
 from .limits import ensure_open_files
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
-from .shards import Fanout, LocalShards, ShardBuilder, ShardServer, gather, merged
+from .shards import Coverage, Fanout, LocalShards, ShardBuilder, ShardServer, gather, merged
+
+if TYPE_CHECKING:
+    from ..structures.ann import AnnIndex
 
 SHARDS = "shards"
 KIND = "sharded"
@@ -69,7 +74,7 @@ class ShardedLexical(LexicalIndex):
     matrices themselves stay on the shards: what needs them (RM3) is refused.
     """
 
-    def __init__(self, folder: Path, meta: dict, fanout: Fanout):
+    def __init__(self, folder: Path, meta: dict[str, Any], fanout: Fanout):
         self.tokenizer_config = TokenizerConfig.from_dict(meta["tokenizer"])
         self.tokenizer = Tokenizer(self.tokenizer_config)
         self.params = BM25Params(**meta["bm25"])
@@ -86,7 +91,7 @@ class ShardedLexical(LexicalIndex):
             raise IndexFormatError(f"{folder}: {len(terms)} terms, {len(self.df)} document frequencies")
 
     def _strings(self, terms: np.ndarray) -> list[str]:
-        column = self._sorted_vocab[0]
+        column = self._opened_vocab()[0]
         return [column[int(t)] for t in terms]
 
     def bm25_top_terms(self, terms: np.ndarray, k: int | None, id_rank: np.ndarray) -> Ranking:
@@ -100,7 +105,7 @@ class ShardedLexical(LexicalIndex):
     def bm25_scores(self, query: str) -> np.ndarray:
         return self.weighted("bm25", self.query_terms(query))
 
-    def _refused(self, what: str):
+    def _refused(self, what: str) -> NoReturn:
         raise InputError(f"{what} stays on the shards of a sharded index; use a method that needs only "
                          f"scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25+ppr, relation)")
 
@@ -112,13 +117,18 @@ class ShardedLexical(LexicalIndex):
     def add(self, texts: list[str]) -> None:
         self._refused("adding to the lexical part alone")
 
-    delete = add
+    def delete(self, positions: np.ndarray) -> None:
+        self._refused("deleting from the lexical part alone")
+
+
+_VECTORS_STAY = ("the record vectors stay on the shards of a sharded index; use dense, rrf, "
+                 "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
 
 
 class ShardedDense(DenseStore):
     """The model that encodes queries here; cosines come from the shards."""
 
-    def __init__(self, meta: dict, fanout: Fanout, threads: int = 2):
+    def __init__(self, meta: dict[str, Any], fanout: Fanout, threads: int = 2):
         self.identity, self.spec, self.threads = meta["identity"], meta["spec"], threads
         self.truncated_docs, self.ann_params = int(meta.get("truncated_docs", 0)), None
         self._embedder = self._ann = self._ann_source = self._query_vectors = None
@@ -134,12 +144,15 @@ class ShardedDense(DenseStore):
         return select_top(positions, scores, k, id_rank)  # each shard's top k, merged
 
     @property
-    def vectors(self):
-        raise InputError("the record vectors stay on the shards of a sharded index; use dense, rrf, "
-                         "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
+    def vectors(self) -> np.ndarray:
+        raise InputError(_VECTORS_STAY)
 
-    def ann(self):
-        return self.vectors
+    @vectors.setter
+    def vectors(self, value: np.ndarray) -> None:
+        raise InputError("the record vectors of a sharded index are written to its shards")
+
+    def ann(self) -> "AnnIndex":
+        raise InputError(_VECTORS_STAY)
 
     def __repr__(self) -> str:
         return f"ShardedDense({self.spec!r}, {self.n_records} records on {len(self.fanout.shards)} shards)"
@@ -153,14 +166,32 @@ class ShardedIndex(Index):
 
     fanout: Fanout
     assignment: np.ndarray
+    _pending: list[tuple[str, list[Any]]]  # (add, records) and (delete, ids), routed to the shards by `save`
 
-    def watch(self):
+    def watch(self) -> AbstractContextManager[Coverage | None]:
         """The `Coverage` of the queries answered inside the block (see `Index.watch`)."""
         return self.fanout.watch()
 
+    def capabilities(self) -> frozenset[Capability]:
+        """Scores from the shards (term statistics, and cosines with vectors) and the graph here; the
+        term matrices, the record vectors and an ANN graph stay on the shards."""
+        offered = {Capability.TERM_STATISTICS, Capability.GRAPH}
+        if self.dense is not None:
+            offered.add(Capability.DENSE)
+        return frozenset(offered)
+
+    def why_missing(self, capability: Capability) -> str:
+        if capability is Capability.TERM_MATRICES:
+            return ("each term-count and weight matrix stays on the shards of a sharded index; use a method that "
+                    "needs only scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25+ppr, relation)")
+        if capability in (Capability.VECTORS, Capability.ANN, Capability.PASSAGES) and self.dense is not None:
+            return _VECTORS_STAY
+        return super().why_missing(capability)
+
     # -- open
     @classmethod
-    def _open(cls, root: Path, generation: str, manifest: dict, verify: bool) -> "ShardedIndex":
+    def open_kind(cls, root: Path, generation: str, manifest: dict[str, Any], verify: bool) -> "ShardedIndex":
+        """A sharded index's generation (what `Index.load` calls for its kind, see `register_kind`)."""
         path = root / generation
         try:
             c = manifest["corpus"]
@@ -190,9 +221,9 @@ class ShardedIndex(Index):
 
     # -- write
     @classmethod
-    def write(cls, corpus: Corpus, path: Path, n_shards: int, tokenizer: TokenizerConfig = TokenizerConfig(),
+    def write_sharded(cls, corpus: Corpus, path: Path, n_shards: int, tokenizer: TokenizerConfig = TokenizerConfig(),
               params: BM25Params = BM25Params(), dense: DenseStore | None = None, force: bool = False,
-              progress: bool = True, builders: "Callable | None" = None) -> "ShardedIndex":
+              progress: bool = True, builders: "Callable[..., Any] | None" = None) -> "ShardedIndex":
         """Build the sharded index of `corpus` at `path` and open it. `dense`: vectors of every
         record (in corpus order); `builders`: how shard builders are made and run (default: in this
         process; `ray_shards.ray_builders` on Ray)."""
@@ -221,10 +252,13 @@ class ShardedIndex(Index):
             meta_dense = None if dense is None else {"spec": dense.spec, "identity": dense.identity,
                                                      "truncated_docs": dense.truncated_docs}
             _publish(path, corpus, assignment, shards, meta, meta_dense, progress)
-        return Index.load(path)  # type: ignore[return-value]
+        index = Index.load(path)
+        if not isinstance(index, ShardedIndex):
+            raise IndexFormatError(f"{path}: written as a sharded index, opened as another kind")
+        return index
 
     # -- add / delete: routed to the owning shards when saved
-    def add(self, records: list[Record], edges: list[Edge] = ()) -> None:
+    def add(self, records: list[Record], edges: Sequence[Edge] = ()) -> None:
         self.corpus = self._with(records, edges)
         self._pending.append(("add", list(records)))
         self._refresh()
@@ -246,7 +280,7 @@ class ShardedIndex(Index):
             pins = self.manifest["shards"]["generations"]
             builders = []
             for s in range(n):
-                index = Index._load_generation(path / SHARDS / str(s), pins[s], verify=True)
+                index = Index.open_generation(path / SHARDS / str(s), pins[s], verify=True)
                 for op, arg in self._pending:
                     if op == "add":
                         mine = [r for r, a in zip(arg, shard_of([r.id for r in arg], n)) if a == s]
@@ -267,8 +301,8 @@ class ShardedIndex(Index):
 
 
 # ---- building and publishing --------------------------------------------------------------------------
-def local_builders(corpus: Corpus, parts, tokenizer: TokenizerConfig, params: BM25Params,
-                   progress: bool) -> list[ShardBuilder]:
+def local_builders(corpus: Corpus, parts: Sequence[tuple[list[Record], DenseStore | None]],
+                   tokenizer: TokenizerConfig, params: BM25Params, progress: bool) -> list[ShardBuilder]:
     """Count every shard in this process, one after another."""
     out = []
     with progress_bar(len(parts), f"counting {len(parts)} shards", progress) as advance:
@@ -279,7 +313,7 @@ def local_builders(corpus: Corpus, parts, tokenizer: TokenizerConfig, params: BM
     return out
 
 
-def _call_all(builders: list, name: str, args: list[tuple], label: str, progress: bool) -> list:
+def _call_all(builders: list[Any], name: str, args: list[tuple[Any, ...]], label: str, progress: bool) -> list[Any]:
     """`name(*args[i])` on every builder, with a progress bar; a Ray builder's answers are object
     refs, counted as they finish and fetched together."""
     with progress_bar(len(builders), label, progress) as advance:
@@ -299,8 +333,8 @@ def _call_all(builders: list, name: str, args: list[tuple], label: str, progress
         return ray.get(out)
 
 
-def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list, lexical_meta: dict,
-             dense_meta: dict | None, progress: bool = False) -> None:
+def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list[Any], lexical_meta: dict[str, Any],
+             dense_meta: dict[str, Any] | None, progress: bool = False) -> None:
     """Merge the shards' statistics, rescope and save every shard, then publish the coordinator."""
     stats = _call_all(builders, "stats", [()] * len(builders), "shards counted", progress)
     vocab = sorted({t for terms, _, _, _ in stats for t in terms}, key=lambda t: t.encode("utf-8"))
@@ -316,11 +350,11 @@ def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list,
              str(path / SHARDS / str(s))) for s, (terms, _, _, _) in enumerate(stats)]
     pins = _call_all(builders, "finish", args, f"writing {len(builders)} shards", progress)
     graph = Graph.from_corpus(corpus)
-    with store.new_generation(path, check=lambda name: Index._load_generation(path, name, False)) as tmp:
+    with store.new_generation(path, check=lambda name: Index.open_generation(path, name, False)) as tmp:
         content = hashlib.sha256()
         write_records(tmp, corpus.records, content)
         write_edges(tmp, corpus.edges)
-        np.save(tmp / "id_rank.npy", _id_rank(corpus.ids), allow_pickle=False)
+        np.save(tmp / "id_rank.npy", id_rank_of(corpus.ids), allow_pickle=False)
         np.save(tmp / "shard.npy", np.asarray(assignment, dtype=np.int32), allow_pickle=False)
         (tmp / "vocab").mkdir()
         write_vocab(tmp / "vocab", vocab)
@@ -358,3 +392,4 @@ def _recover(path: Path) -> None:
             print(f"sidelight: {shard}: set back to {gen}, the generation its index pins", file=sys.stderr)
 
 
+register_kind(KIND, ShardedIndex.open_kind)

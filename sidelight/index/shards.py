@@ -15,16 +15,21 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from ..corpus.model import Corpus, Record
 from ..structures.dense import DenseStore
 from ..structures.lexical import BM25Params, Collection, LexicalIndex, count_terms
 from ..structures.ranking import top_k
 from ..text import TokenizerConfig
+from ..errors import InputError
 from . import store
+from .index import Index, warm_kernels
 
 Answer = tuple[np.ndarray, np.ndarray]  # (global positions, scores)
 
@@ -34,9 +39,7 @@ class ShardServer:
 
     def __init__(self, root: str | Path, generation: str, positions: np.ndarray, warm: bool = False,
                  verify: bool = False):
-        from .index import Index, warm_kernels
-
-        self.index = Index._load_generation(Path(root), generation, verify)
+        self.index = Index.open_generation(Path(root), generation, verify)
         if warm:  # a long-lived server takes the kernels' start-up before its first query
             warm_kernels()
         self.positions = np.asarray(positions, dtype=np.int64)  # global position of each local record
@@ -66,6 +69,8 @@ class ShardServer:
 
     def cosines(self, q: np.ndarray, k: int | None) -> Answer:
         """Cosines of a query vector: every record (k None) or this shard's top k (ties by id)."""
+        if self.index.dense is None:
+            raise InputError("this shard has no dense vectors")
         scores = self.index.dense.scores_of(q)
         if k is None:
             return self.positions, scores
@@ -82,7 +87,7 @@ class ShardBuilder:
     builds the lexical index scoped to them and saves the shard folder, returning its generation.
     """
 
-    def __init__(self, corpus: Corpus, vocab: list[str], tf, tokenizer: TokenizerConfig, params: BM25Params,
+    def __init__(self, corpus: Corpus, vocab: list[str], tf: sp.csr_matrix, tokenizer: TokenizerConfig, params: BM25Params,
                  dense: DenseStore | None):
         self.corpus, self.vocab, self.tf, self.dense = corpus, vocab, tf, dense
         self.tokenizer, self.params = tokenizer, params
@@ -95,7 +100,7 @@ class ShardBuilder:
         return cls(corpus, vocab, tf, tokenizer, params, dense)
 
     @classmethod
-    def of_index(cls, index) -> "ShardBuilder":
+    def of_index(cls, index: Index) -> "ShardBuilder":
         """A shard already on disk (after its adds and deletes), to be rescoped and written again."""
         lex = index.lexical
         return cls(index.corpus, lex.vocab, lex.tf, lex.tokenizer_config, lex.params, index.dense)
@@ -108,8 +113,6 @@ class ShardBuilder:
     def finish(self, df: np.ndarray, n_docs: int, total_len: float, folder: str | Path) -> str:
         """The lexical index scoped to the collection's statistics (`df`: of this shard's terms),
         saved with the records and vectors to `folder`; returns the generation written."""
-        from .index import Index
-
         scope = Collection(n_docs, total_len, np.asarray(df, dtype=np.float64))
         lexical = LexicalIndex(self.tokenizer, self.vocab, self.tf, self.params, scope)
         Index(self.corpus, lexical, dense=self.dense).save(Path(folder), force=True)
@@ -122,7 +125,7 @@ class Shards(Protocol):
 
     def __len__(self) -> int: ...
 
-    def ask(self, name: str, *args) -> list[Answer | None]: ...
+    def ask(self, name: str, *args: Any) -> list[Answer | None]: ...
 
 
 class LocalShards:
@@ -134,7 +137,7 @@ class LocalShards:
     def __len__(self) -> int:
         return len(self.servers)
 
-    def ask(self, name: str, *args) -> list[Answer | None]:
+    def ask(self, name: str, *args: Any) -> list[Answer | None]:
         return [getattr(s, name)(*args) for s in self.servers]
 
 
@@ -149,7 +152,7 @@ class Coverage:
     def pair(self) -> tuple[int, int]:
         return self.answered, self.shards
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"partial": self.answered < self.shards, "coverage": f"{self.answered}/{self.shards}"}
 
 
@@ -162,7 +165,7 @@ class Fanout:
     def __init__(self, shards: Shards):
         self.shards = shards
 
-    def ask(self, name: str, *args) -> list[Answer]:
+    def ask(self, name: str, *args: Any) -> list[Answer]:
         got = [a for a in self.shards.ask(name, *args) if a is not None]
         cov = _COVERAGE.get()
         if cov is not None:

@@ -32,7 +32,7 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 
 from ..errors import IndexFormatError, InputError
@@ -48,6 +48,14 @@ TMP_PREFIX = ".gen-tmp-"
 KEEP_PREVIOUS = 1  # generations kept after the current one, for readers that opened it just before a swap
 HASH_THREADS = min(4, os.cpu_count() or 1)  # files hashed at once (manifests written and verified)
 _GEN_RE = re.compile(rf"^{GEN_PREFIX}(\d{{6,}})$")
+
+
+def _generation_number(name: str) -> int:
+    """The number of a generation folder's name (IndexFormatError for any other name)."""
+    m = _GEN_RE.match(name)
+    if m is None:
+        raise IndexFormatError(f"{name!r} is not a generation name")
+    return int(m.group(1))
 # What sidelight itself keeps at the top of an index folder (anything else is the user's).
 OWN_TOP = {POINTER, "state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "serendipity", "shards", ".lock", ".lock.holder"}
 
@@ -71,7 +79,7 @@ def sha256_files(paths: list[Path]) -> list[str]:
 
 
 # ---- what a folder is ------------------------------------------------------------------------
-def _legacy_manifest(folder: Path) -> dict | None:
+def _legacy_manifest(folder: Path) -> dict[str, Any] | None:
     """The manifest of a version-2 index (files directly in the folder), if that is what it is."""
     try:
         m = json.loads((folder / MANIFEST).read_text())
@@ -179,7 +187,7 @@ def leftovers(root: Path) -> list[str]:
     out = [f"{p.name} (a temporary {'folder' if p.is_dir() else 'file'} of an interrupted write)"
            for p in sorted(root.iterdir()) if p.name.startswith((TMP_PREFIX, f".{POINTER}."))]
     try:
-        current = int(_GEN_RE.match(current_generation(root)).group(1))
+        current = _generation_number(current_generation(root))
     except IndexFormatError:
         return out
     out += [f"{p.name} (written but never published)" for n, p in _generations(root) if n > current]
@@ -205,7 +213,7 @@ def recover(root: Path) -> list[str]:
     if _pointer_version(root) is not None:  # an older format's index stays current until a new one is published
         return done
     try:
-        current = int(_GEN_RE.match(current_generation(root)).group(1))
+        current = _generation_number(current_generation(root))
     except IndexFormatError:
         current = None
         if (root / POINTER).exists():  # an unreadable pointer: roll forward to the newest whole generation
@@ -332,7 +340,7 @@ def _remove(p: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def _remove_legacy(root: Path, manifest: dict) -> None:
+def _remove_legacy(root: Path, manifest: dict[str, Any]) -> None:
     """Delete the files of a version-2 index that a new generation replaced (only those it listed)."""
     for rel in manifest.get("files", {}):
         target = (root / rel).resolve()
@@ -353,7 +361,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 # ---- manifests --------------------------------------------------------------------
-def write_manifest(folder: Path, body: dict) -> None:
+def write_manifest(folder: Path, body: dict[str, Any]) -> None:
     """Hash every file in `folder` (whole and head) and write the manifest last."""
     paths = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
     paths.pop(MANIFEST, None)
@@ -364,7 +372,7 @@ def write_manifest(folder: Path, body: dict) -> None:
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
 
 
-def read_manifest(folder: Path, verify: bool = True) -> dict:
+def read_manifest(folder: Path, verify: bool = True) -> dict[str, Any]:
     """The manifest of a generation folder, after checking format, version, file sizes and head
     hashes; with `verify`, every file's full sha256 too."""
     folder = Path(folder)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -55,8 +56,10 @@ def summarise(bench: Benchmark, scores: dict[str, dict[str, float]], metrics: li
             "n_families": len({fam[q] for q in scores})}
 
 
-def contrast(bench: Benchmark, base: dict, cand: dict, metric: str, stats: dict, families: list[str]) -> dict:
-    """Paired family bootstrap and sign-flip test for cand - base on `metric`."""
+def contrast(bench: Benchmark, base: dict | np.ndarray, cand: dict | np.ndarray, metric: str, stats: dict,
+             families: list[str]) -> dict:
+    """Paired family bootstrap and sign-flip test for cand - base on `metric` (per-query scores, or
+    per-family vectors already reduced)."""
     a = family_vector(bench, base, metric, families) if isinstance(base, dict) else base
     b = family_vector(bench, cand, metric, families) if isinstance(cand, dict) else cand
     boot = paired_bootstrap(a, b, stats["n_resamples"], stats["seed"], stats["confidence"])
@@ -109,7 +112,7 @@ def median_rank(rankings: Rankings) -> float | None:
 
 
 def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, protocol, corpus=None,
-            tokenizer=None, contrasts: list[tuple[str, str]] = ()) -> dict:
+            tokenizer=None, contrasts: Sequence[tuple[str, str]] = ()) -> dict:
     """Everything result.json holds: per-label summaries and per-query scores, contrasts, overlap.
     `contrasts` adds (baseline, candidate) pairs beyond the protocol's (the pick against its candidates)."""
     metrics = protocol.metric_names
@@ -117,7 +120,7 @@ def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, pro
     per_label = {s.label: per_query_scores(bench, rankings[s.label], metrics) for s in settings}
     out: dict = {"metrics": metrics, "primary_metric": primary, "methods": {}, "groups": {}, "contrasts": []}
     for s in settings:
-        spec = next((m for m in protocol.methods if m["name"] == s.group), {})
+        spec: dict = next((m for m in protocol.methods if m["name"] == s.group), {})
         out["methods"][s.label] = {"method": s.method, "params": s.params, "group": s.group,
                                    "exploratory": bool(spec.get("exploratory")),
                                    "params_from": spec.get("params_from"),

@@ -103,6 +103,8 @@ def score(metric: str, ids: list[str], rels: dict[str, float], target_rank: int 
     if name == "rr":
         r = target_rank if target_rank is not None else first
         return 1.0 / r if r else 0.0
+    if k is None:
+        raise ValueError(f"audit: metric {metric!r} needs a cutoff")
     top = [r for r in ranks if r <= k]
     if name == "mrr":
         return 1.0 / top[0] if top else 0.0
@@ -193,8 +195,8 @@ def audit(run_dir: Path) -> dict:
                 problems.append(f"{label} {q}: target rank {tr} disagrees with its list position")
             per[label][q] = {m: score(m, row["ids"], rels, tr) for m in stored["metrics"]}
         for m in stored["metrics"]:
-            fams = _family_means({q: v[m] for q, v in per[label].items()}, family)
-            mine = sum(fams.values()) / len(fams)
+            means = _family_means({q: v[m] for q, v in per[label].items()}, family)
+            mine = sum(means.values()) / len(means)
             checks += 1
             if abs(mine - info["overall"][m]) > _TOL:
                 problems.append(f"{label} {m}: stored {info['overall'][m]!r}, audit {mine!r}")
@@ -207,12 +209,12 @@ def audit(run_dir: Path) -> dict:
                 if abs(sum(f.values()) / len(f) - tinfo[m]) > _TOL:
                     problems.append(f"{label} {t} {m}: stored {tinfo[m]!r}, audit {sum(f.values()) / len(f)!r}")
     groups = {g: v["labels"] for g, v in stored.get("groups", {}).items()}
-    fams = sorted(set(family.values()))
+    family_names = sorted(set(family.values()))
     metric = stored["primary_metric"]
 
     def vec(label: str) -> np.ndarray:
         fm = _family_means({q: v[metric] for q, v in per[label].items()}, family)
-        return np.array([fm[f] for f in fams])
+        return np.array([fm[f] for f in family_names])
     for c in stored.get("contrasts", []):
         a = vec(c["baseline"])
         name = c["candidate"]
@@ -229,4 +231,4 @@ def audit(run_dir: Path) -> dict:
             if abs(mine - c[key]) > _TOL:
                 problems.append(f"contrast {name} vs {c['baseline']} {key}: stored {c[key]!r}, audit {mine!r}")
     return {"agree": not problems, "checks": checks, "problems": problems,
-            "methods": len(stored["methods"]), "queries": len(qrels), "families": len(fams)}
+            "methods": len(stored["methods"]), "queries": len(qrels), "families": len(family_names)}

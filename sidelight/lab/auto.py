@@ -50,6 +50,8 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
     """The frozen design: every candidate, its grid, the pick, the contrasts and rewired controls;
     `adapted`: the run folder holds an adapted model (`ADAPTED_MODEL`), ranked as one more vector set."""
     src = index_source(index)
+    if index.path is None:
+        raise InputError("lab auto needs an index saved in a folder")
     lex = index.manifest.get("lexical", {})
     methods: list[dict] = [{"name": "bm25"}, {"name": "tfidf"}, {"name": "bm25+ppr", "grid": GRAPH["bm25+ppr"]},
                            {"name": "bm25+ppr:rewire", "params_from": "bm25+ppr",

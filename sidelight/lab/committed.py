@@ -117,7 +117,8 @@ def readme_table(text: str, section: str, table: int = 1) -> list[list[str]]:
     except ValueError:
         raise InputError(f"README: no heading {section!r}") from None
     level = len(section) - len(section.lstrip("#"))
-    tables, current = [], None
+    tables: list[list[list[str]]] = []
+    current: list[list[str]] | None = None
     for line in lines[start + 1:]:
         if line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
             break

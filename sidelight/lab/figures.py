@@ -99,7 +99,8 @@ def evidence_by_bin_figure(summary: dict, out: Path) -> dict[str, str] | None:
                        label=f"{side} {'max' if q == 1 else f'q{q:g}'}")
     finite = [(k, t) for k, t in enumerate(thr) if np.isfinite(t)]
     if finite:
-        ax.scatter(*zip(*finite), marker="x", s=40, color="black", label="threshold")
+        ax.scatter([k for k, _ in finite], [t for _, t in finite], marker="x", s=40, color="black",
+                   label="threshold")
     ax.set_xticks(range(len(thr)))
     ax.set_xlabel("kinship bin (equal-count bins of candidate kinship, low to high)")
     ax.set_ylabel("evidence of a pair's best marker (-log10)")

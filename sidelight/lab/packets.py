@@ -22,8 +22,8 @@ from ..errors import InputError
 def export_packets(run: Path, out: Path, k: int = 5, n_families: int = 8, seed: int = 20240602,
                    qtype: str = "application") -> dict:
     from .protocol import load_protocol
-    from .record import verify_run
-    from .runner import read_json, read_rankings, write_json
+    from .record import read_rankings, verify_run
+    from .runner import read_json, write_json
 
     run, out = Path(run), Path(out)
     verify_run(run, "test")

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..corpus.links import Resolver
 from ..errors import InputError
@@ -180,14 +181,16 @@ def probe(records: list, seed: int = 0, max_per_kind: int | None = None) -> tupl
     dropped: Counter = Counter()
     pools = {"link-context": list(link_questions(records, by_id, dropped)),
              "heading": list(heading_questions(records, dropped)), "alias": list(alias_questions(records, dropped))}
-    rows, summary = [], {"seed": seed, "candidates": {k: len(v) for k, v in pools.items()}, "ambiguous": {},
-                         "dropped": dict(sorted(dropped.items()))}
+    ambiguous: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {"seed": seed, "candidates": {k: len(v) for k, v in pools.items()},
+                               "ambiguous": ambiguous, "dropped": dict(sorted(dropped.items()))}
     docs_of: dict[str, set] = {}
     for q in (q for pool in pools.values() for q in pool):
         docs_of.setdefault(q["query"].lower(), set()).add(q["doc"])
     for kind in KINDS:  # a known item: a question that also stands for another document is dropped
         unique = [q for q in pools[kind] if len(docs_of[q["query"].lower()]) == 1]
-        summary["ambiguous"][kind] = len(pools[kind]) - len(unique)
+        ambiguous[kind] = len(pools[kind]) - len(unique)
         pools[kind] = unique
     for kind in KINDS:
         pool, seen = [], set()

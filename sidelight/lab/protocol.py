@@ -13,6 +13,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..corpus.model import Corpus
 from ..errors import InputError
@@ -109,7 +110,7 @@ class Protocol:
         if folder is not None:  # a folder of documents, read as `sidelight index FOLDER --exclude ...` reads it
             from ..corpus.folder import load_folder
 
-            corpus = load_folder(folder, spec.get("exclude", ()))
+            corpus: Corpus = load_folder(folder, spec.get("exclude", ()))
         else:
             corpus = load_source(where)
         if "title_weight" in spec:
@@ -123,7 +124,7 @@ class Protocol:
         from ..text import TokenizerConfig
 
         ix = self.data.get("index", {})
-        setup = {}
+        setup: dict[str, Any] = {}
         t = time.perf_counter()
         index = Index.build(corpus, TokenizerConfig(**ix.get("tokenizer", {})), BM25Params(**ix.get("bm25", {})),
                             progress=False)
@@ -228,7 +229,8 @@ class Protocol:
 
     def check_methods(self) -> tuple[list[dict], list[str]]:
         """(runnable method specs, skipped names); an unregistered required method is an error."""
-        from ..methods import available_methods
+        from ..capabilities import VECTOR_NEEDS
+        from ..methods import available_methods, method_spec
 
         known = available_methods()
         runnable, skipped = [], []
@@ -238,9 +240,14 @@ class Protocol:
             if spec.get("dense") is not None and spec["dense"] not in variants:
                 raise InputError(f"{self.path}: method {spec['name']!r} asks for dense vectors {spec['dense']!r}; "
                                  f"index.dense_variants has {', '.join(sorted(variants)) or 'none'}")
-            if spec.get("requires") == "dense" and not has_dense:
+            name = method_of(spec)
+            declared = set(method_spec(name).needs) & VECTOR_NEEDS if name in known else set()
+            if name in known and spec.get("requires") == "dense" and not declared:  # the method's own word wins
+                raise InputError(f"{self.path}: method {spec['name']!r} is marked \"requires\": \"dense\", but "
+                                 f"{name!r} declares no need of vectors (see `sidelight methods`)")
+            if (declared or spec.get("requires") == "dense") and not has_dense:
                 skipped.append(spec["name"])  # needs document vectors the protocol does not build
-            elif method_of(spec) in known:
+            elif name in known:
                 runnable.append(spec)
             elif spec.get("required", True):
                 raise InputError(f"{self.path}: method {spec['name']!r} is not registered; "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import SidelightError
 from ..index.store import sha256_file as sha256_of
-from .packed import GZ, PackedError, compressible, forms, sha256_stored
+from .packed import GZ, PackedError, compressible, forms, open_text, ranking_files, sha256_stored
 
 STAGES = ("freeze", "dev", "test")
 RECORD_NAME = "record.json"
@@ -263,4 +263,16 @@ def verify_run(run: Path, through: str = "test") -> dict:
                            f"{run / 'dev' / 'selection.json'}")
     _require_rankings(run, "test", test, result, frozen["methods"])
     out["test"] = test
+    return out
+
+
+def read_rankings(folder: Path) -> dict[str, dict]:
+    """label -> qid -> row, from every rankings/*.jsonl (stored plain or gzip-compressed, `packed`)."""
+    out: dict[str, dict] = {}
+    for p in ranking_files(folder):
+        with open_text(p) as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    out.setdefault(row.pop("label"), {})[row.pop("qid")] = row
     return out

@@ -35,7 +35,7 @@ def _fmt(v, metric: str | None = None) -> str:
     return str(v)
 
 
-def _display_rows(result: dict) -> list[tuple[str, dict]]:
+def display_rows(result: dict) -> list[tuple[str, dict]]:
     """(label, overall) per method; a seed group is one 'mean of n' row, its members omitted."""
     rows, done = [], set()
     for label, info in result["methods"].items():
@@ -92,7 +92,7 @@ def _blocks(run: Path) -> list[tuple]:
                    f"{json.dumps(sel['selected']) if sel['selected'] else 'nothing to select'}."))
     for name, grid in sel["grid"].items():
         B.append(("table", ["Setting", f"dev {primary}"], [[r["label"], _fmt(r["value"], primary)] for r in grid]))
-    rows = _display_rows(res)
+    rows = display_rows(res)
     B.append(("h2", "Held-out results"))
     if proto.kind == "concept":
         B.append(("p", f"{res['methods'][next(iter(res['methods']))]['n_queries']} held-out queries in "
@@ -216,7 +216,7 @@ def _dense_block(res: dict, pdata: dict) -> list[tuple]:
 
 
 def _contrasts(res: dict) -> list[tuple]:
-    B = [("h2", "Paired contrasts (family bootstrap and sign-flip)")]
+    B: list[tuple] = [("h2", "Paired contrasts (family bootstrap and sign-flip)")]
     lead = ("One primary contrast; every other contrast is" if any(c["role"] == "primary" for c in res["contrasts"])
             else "No primary contrast: every contrast is")
     B.append(("p", f"{lead} exploratory and not multiplicity-corrected. "
@@ -229,7 +229,7 @@ def _contrasts(res: dict) -> list[tuple]:
 
 
 def _changes_and_misses(run: Path, res: dict, bench, base: str, cand: str) -> list[tuple]:
-    from .runner import read_rankings
+    from .record import read_rankings
 
     ranks = read_rankings(run / "test" / "rankings")
     prim = res["primary_metric"]
@@ -243,7 +243,7 @@ def _changes_and_misses(run: Path, res: dict, bench, base: str, cand: str) -> li
     changed = [q for q in bench.queries if pb[q][prim] != pcd[q][prim]]
     misses = [q for q in bench.queries if pb[q].get("hit@10", 1.0) == 0.0]
     cand_misses = [q for q in bench.queries if pcd[q].get("hit@10", 1.0) == 0.0]
-    out = [("h2", "Every primary change and every top-ten miss"),
+    out: list[tuple] = [("h2", "Every primary change and every top-ten miss"),
            ("p", f"Rule-selected: every query whose {prim} differs between {base} and {cand} "
                  f"({len(changed)}), then every {base} top-ten miss ({len(misses)}), then every {cand} top-ten "
                  f"miss ({len(cand_misses)}). Ranks are in the full ranking (– = not ranked).")]
@@ -276,7 +276,7 @@ def rewire_details(res: dict, corpus) -> tuple[dict, bool]:
 
 
 def _controls(res: dict, corpus) -> list[tuple]:
-    out = [("h2", "Control graphs")]
+    out: list[tuple] = [("h2", "Control graphs")]
     rep, recomputed = rewire_details(res, corpus)
     if not rep:
         out.append(("p", "No rewired control in this protocol."))
@@ -361,10 +361,10 @@ def write_report(run: Path) -> dict[str, Path]:
     if not (run / "test" / "result.json").is_file():
         raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
     with writer_lock(run):
-        return _write_report(run)
+        return write_report_locked(run)
 
 
-def _write_report(run: Path) -> dict[str, Path]:
+def write_report_locked(run: Path) -> dict[str, Path]:
     """`write_report` for a caller that already holds the run's writer lock."""
     from ..errors import InputError
     from .record import seal_report, verify_run

@@ -38,12 +38,11 @@ from ..methods import get_method
 from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
 from .analysis import analyse
-from .packed import open_text, ranking_files
 from .pick import pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
-from .record import SCORED_NAME, mark_test_scored, test_scored
+from .record import SCORED_NAME, mark_test_scored, read_rankings, test_scored
 
 
 # ---- small atomic file helpers ---------------------------------------------------------------
@@ -82,18 +81,6 @@ def _locked(out: Path) -> Iterator[None]:
     out.mkdir(parents=True, exist_ok=True)
     with writer_lock(out):
         yield
-
-
-def read_rankings(folder: Path) -> dict[str, dict]:
-    """label -> qid -> row, from every rankings/*.jsonl (stored plain or gzip-compressed, `packed`)."""
-    out: dict[str, dict] = {}
-    for p in ranking_files(folder):
-        with open_text(p) as f:
-            for line in f:
-                if line.strip():
-                    row = json.loads(line)
-                    out.setdefault(row.pop("label"), {})[row.pop("qid")] = row
-    return out
 
 
 # ---- context: everything loaded once per command ---------------------------------------------
@@ -385,7 +372,7 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
         raise RefusedError(f"{out}/test appeared while running; not overwritten")
     os.chmod(tmp, 0o755)
     os.replace(tmp, out / "test")
-    mark_test_scored(out, test_scored(out).get("at", ""), sha256_of(out / "test" / RECORD_NAME))
+    mark_test_scored(out, (test_scored(out) or {}).get("at", ""), sha256_of(out / "test" / RECORD_NAME))
     return result
 
 
@@ -488,7 +475,7 @@ def run_all(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
         if not (out / "dev" / "selection.json").exists():
             _run_split(protocol_path, "dev", out, verbose)
         result = _run_split(protocol_path, "test", out, verbose)
-        from .report import _write_report
+        from .report import write_report_locked
 
-        _write_report(out)
+        write_report_locked(out)
     return result

@@ -142,7 +142,7 @@ class Method(_Closed):
     params_from: str | None = None
     seeds: Seeds | None = None
     required: bool = True
-    requires: Literal["dense"] | None = None
+    requires: Literal["dense"] | None = None  # optional: a registered method's own declared needs decide
     exploratory: bool = False
     note: str = ""
 

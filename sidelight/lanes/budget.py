@@ -49,7 +49,7 @@ class Budget:
 
     ms: float = DEFAULT_BUDGET_MS
     start: float = field(default_factory=time.perf_counter)
-    stages: list[dict] = field(default_factory=list)
+    stages: list[dict[str, Any]] = field(default_factory=list)
     fallback: str | None = None
     partial: bool = False
 
@@ -100,7 +100,7 @@ class Budget:
             self.skip(name, NO_TIME, fallback, timed_out=True)
             raise StageCut(name)
         t = time.perf_counter()
-        fut: Future = pool.submit(contextvars.copy_context().run, fn)  # the request's context goes along
+        fut: Future[Any] = pool.submit(contextvars.copy_context().run, fn)  # the request's context goes along
         try:
             out = fut.result(timeout=wait)
         except FutureTimeout:
@@ -110,13 +110,13 @@ class Budget:
         self.done(name, (time.perf_counter() - t) * 1000.0)
         return out
 
-    def timings(self) -> dict:
+    def timings(self) -> dict[str, Any]:
         """Stage name -> ms (done and cut stages), plus the total."""
         out = {s["stage"]: s["ms"] for s in self.stages if "ms" in s}
         out["total"] = round(self.elapsed_ms(), 3)
         return out
 
-    def labels(self) -> dict:
+    def labels(self) -> dict[str, Any]:
         """The block every response carries: budget, fallback, partial and the stage record."""
         return {"budget_ms": self.ms, "elapsed_ms": round(self.elapsed_ms(), 3), "fallback": self.fallback,
                 "partial": self.partial, "stages": list(self.stages)}

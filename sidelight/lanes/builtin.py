@@ -13,7 +13,7 @@ from typing import Any
 
 from ..methods import check_params
 from ..results import Results
-from ..structures.ranking import top_k
+from ..structures.ranking import Ranking, top_k
 from .budget import LEXICAL_ONLY, Budget
 from .registry import GRAPH, TERMS, VECTORS, BaseLane, LaneContext, register
 from .relation import relation_hits, relation_params, relation_rank, trace_rows
@@ -35,7 +35,8 @@ RELATION = ("Relation lane (graph edges only): only records linked through one o
             "`relation` method's (relation={\"rank\": \"activation\"}, hops, n_seeds, ...).")
 
 
-def plain_answer(context: LaneContext, query: str, channel: str, ranking, params: dict) -> Results:
+def plain_answer(context: LaneContext, query: str, channel: str, ranking: Ranking,
+                 params: dict[str, Any]) -> Results:
     """A ranking as a lane's `Results`, its hits stored as a trace of `channel` (no paths)."""
     index = context.index
     hits = index.hits(ranking)
@@ -74,7 +75,7 @@ class RelationLane(BaseLane):
     """Records reached through graph edges (`sidelight.methods.relation`), each hit with its edge path;
     seeds from the dense lane's cosines when they arrived, else from BM25 alone."""
 
-    def check(self, params: Mapping[str, Any]) -> dict:
+    def check(self, params: Mapping[str, Any]) -> dict[str, Any]:
         return check_params("relation", dict(params))
 
     def run(self, context: LaneContext, query: str, limit: int, budget: Budget | None) -> Results:

@@ -43,15 +43,16 @@ class ChannelsResult:
 
     query: str
     answers: Mapping[str, Results | None]  # in lane order; a lane left out is absent, one that failed None
-    descriptions: dict
+    descriptions: dict[str, Any]
     coverage: tuple[int, int] | None = None  # a sharded index's (shards that answered, shards)
     budget: B.Budget | None = None
-    missing: list[dict] = field(default_factory=list)  # lanes that did not answer, with the reason
+    missing: list[dict[str, Any]] = field(default_factory=list)  # lanes that did not answer, with the reason
 
     def __getattr__(self, name: str) -> Results | None:
         answers = self.__dict__.get("answers")
         if answers is not None and (name in answers or any(lane.name == name for lane in lanes())):
-            return answers.get(name)
+            found: Results | None = answers.get(name)
+            return found
         raise AttributeError(name)
 
     def lanes(self) -> list[Results]:
@@ -61,11 +62,11 @@ class ChannelsResult:
     def agreement_node_ids(self) -> list[str]:
         return agreement(self.lanes())
 
-    def log_lanes(self) -> list[dict]:
+    def log_lanes(self) -> list[dict[str, Any]]:
         """What the query log keeps of the answer: each lane's channel, trace id and number of hits."""
         return [{"channel": a.channel, "trace_id": a.trace_id, "hits": len(a)} for a in self.lanes()]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """query, each lane (null when it did not answer), agreement_node_ids, descriptions; with a
         budget also missing_lanes and the labels (budget_ms, elapsed_ms, fallback, partial, stages,
         timings_ms); on a sharded index partial and coverage."""
@@ -131,11 +132,14 @@ def run_lanes(index: "Index", query: str, limit: int = 10, *, include: Mapping[s
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run(index, query, limit, registered, include, checked, budget, pool, waiting, finish) -> ChannelsResult:
+def _run(index: "Index", query: str, limit: int, registered: Sequence[Lane], include: Mapping[str, bool | None],
+         checked: Mapping[str, dict[str, Any]], budget: B.Budget | None, pool: ThreadPoolExecutor | None,
+         waiting: Callable[[Lane], str | None] | None, finish: Callable[[Results], Results] | None
+         ) -> ChannelsResult:
     have = capabilities(index)
     shared: dict[str, Any] = {}
     answers: dict[str, Results | None] = {}
-    missing: list[dict] = []
+    missing: list[dict[str, Any]] = []
     for i, lane in enumerate(registered):
         lacking = sorted(lane.needs - have)
         if include.get(lane.name) is False or lacking:
@@ -157,7 +161,7 @@ def _run(index, query, limit, registered, include, checked, budget, pool, waitin
             continue
         context = LaneContext(index, checked[lane.name], dict(shared))
 
-        def go(lane=lane, context=context) -> Results:
+        def go(lane: Lane = lane, context: LaneContext = context) -> Results:
             return lane.run(context, query, limit, budget)
 
         if budget is None:
@@ -166,6 +170,7 @@ def _run(index, query, limit, registered, include, checked, budget, pool, waitin
             answer = budget.timed(lane.name, go)
         else:
             later = i < len(registered) - 1
+            assert pool is not None  # a budgeted call always has one (`run_lanes`)
             try:
                 answer = budget.run(pool, lane.name, go, reserve_s=min(0.05, budget.remaining_s() / 4) if later else 0.0,
                                     fallback=lane.fallback)
@@ -182,7 +187,7 @@ def _run(index, query, limit, registered, include, checked, budget, pool, waitin
                           budget=budget, missing=missing)
 
 
-def run_lane(index: "Index", name: str, query: str, limit: int = 10, **params) -> Results:
+def run_lane(index: "Index", name: str, query: str, limit: int = 10, **params: Any) -> Results:
     """One registered lane alone, without a budget (what earlier lanes would offer it, it does without:
     the relation lane run alone seeds from BM25 only)."""
     lane = get_lane(name)
@@ -191,7 +196,7 @@ def run_lane(index: "Index", name: str, query: str, limit: int = 10, **params) -
 
 def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | None = None, *,
                     budget: B.Budget | None = None, log: QueryLog | None = None, interface: str = "python",
-                    include: Mapping[str, bool | None] | None = None, **relation) -> ChannelsResult:
+                    include: Mapping[str, bool | None] | None = None, **relation: Any) -> ChannelsResult:
     """Every lane for `query`, each with `limit` hits and its own trace; nothing is fused.
 
     `dense`: None (default) adds the dense lane, and dense relation seeds, when the index has
@@ -210,7 +215,7 @@ def search_channels(index: "Index", query: str, limit: int = 10, dense: bool | N
         return call()
     box: list[ChannelsResult] = []
 
-    def logged_call() -> dict:
+    def logged_call() -> dict[str, Any]:
         box.append(call())
         out = box[0].to_dict()
         out["_log_lanes"] = box[0].log_lanes()

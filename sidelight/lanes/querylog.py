@@ -22,10 +22,13 @@ import json
 import os
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import SidelightError, StorageError
 from ..store.sqlite import LocalConnection, transaction
+
+if TYPE_CHECKING:
+    from ..index import Index
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS query_log (
@@ -57,21 +60,21 @@ def _now() -> str:
 class QueryLog:
     """Append-only log of served calls in the SQLite file `path` (normally `INDEX/state.sqlite`)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self._db = LocalConnection(path, _SCHEMA)
         self.path = self._db.path
         self._db.get()  # creates the table now, so errors surface at construction
 
     @classmethod
-    def for_index(cls, index) -> "QueryLog":
+    def for_index(cls, index: "Index") -> "QueryLog":
         """The log of an index: the same file as its `StateStore` (a temporary one for an unsaved index)."""
         return cls(index.state.path)
 
     def close(self) -> None:
         self._db.close()
 
-    def append(self, interface: str, operation: str, query: str | None = None, lanes: list | dict | None = None,
-               timings: dict | None = None, fallback: str | None = None, partial: bool = False,
+    def append(self, interface: str, operation: str, query: str | None = None, lanes: list[Any] | dict[str, Any] | None = None,
+               timings: dict[str, Any] | None = None, fallback: str | None = None, partial: bool = False,
                status: int = 200, error: str | None = None, total_ms: float | None = None) -> int:
         """Write one row in its own transaction; returns its id."""
         with transaction(self._db.get()) as con:
@@ -83,10 +86,10 @@ class QueryLog:
                  os.getpid(), None if total_ms is None else float(total_ms)))
         return int(cur.lastrowid or 0)  # an INSERT always sets it
 
-    def entries(self, limit: int | None = 50, interface: str | None = None) -> list[dict]:
+    def entries(self, limit: int | None = 50, interface: str | None = None) -> list[dict[str, Any]]:
         """The newest `limit` rows (None: all), newest first."""
         sql = f"SELECT {', '.join(COLUMNS)} FROM query_log"
-        args: list = []
+        args: list[Any] = []
         if interface:
             sql += " WHERE interface = ?"
             args.append(interface)
@@ -114,7 +117,7 @@ class QueryLog:
         return int(self._db.get().execute("SELECT COUNT(*) FROM query_log").fetchone()[0])
 
 
-def logged(log: "QueryLog | None", interface: str, operation: str, query: Any, fn: Callable[[], dict]) -> dict:
+def logged(log: "QueryLog | None", interface: str, operation: str, query: Any, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """`fn()`, with one row in `log` (none when `log` is None) for its answer or its refusal.
 
     The answer's `_log_lanes` (popped: the lanes returned with their trace ids), `timings_ms`,
@@ -125,7 +128,7 @@ def logged(log: "QueryLog | None", interface: str, operation: str, query: Any, f
     query = query if isinstance(query, str) else None
     t = time.perf_counter()
 
-    def append(**row) -> None:
+    def append(**row: Any) -> None:
         if log is None:
             return
         try:

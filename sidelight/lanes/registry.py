@@ -80,7 +80,7 @@ class Lane(Protocol):
     @property
     def fallback(self) -> str | None: ...
 
-    def check(self, params: Mapping[str, Any]) -> dict:
+    def check(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The lane's parameters, checked before any lane stores a trace (InputError naming a bad one)."""
         ...
 
@@ -100,7 +100,7 @@ class BaseLane:
     optional: bool = False
     fallback: str | None = None
 
-    def check(self, params: Mapping[str, Any]) -> dict:
+    def check(self, params: Mapping[str, Any]) -> dict[str, Any]:
         if params:
             raise InputError(f"the {self.name} lane takes no parameters, got {', '.join(sorted(params))}")
         return {}

@@ -9,7 +9,7 @@ path (with each edge's context sentence when the corpus kept one), the score par
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from ..graph.relation import trace_hits
 from ..methods.relation import SEED_RULE, RelationRanking, relation_rank, relation_seeds
@@ -41,7 +41,7 @@ def relation_hits(index: "Index", ranking: RelationRanking) -> list[Hit]:
     return out
 
 
-def relation_params(index: "Index", ranking: RelationRanking, limit: int) -> dict:
+def relation_params(index: "Index", ranking: RelationRanking, limit: int) -> dict[str, Any]:
     """What the lane reports besides its hits: parameters, the seeds and why each was used, the cue."""
     p = ranking.params
     out = {"limit": limit, **{k: p[k] for k in ("rank", "n_seeds", "hops", "decay")},
@@ -59,6 +59,6 @@ def relation_params(index: "Index", ranking: RelationRanking, limit: int) -> dic
     return out
 
 
-def trace_rows(index: "Index", ranking: RelationRanking) -> list[dict]:
+def trace_rows(index: "Index", ranking: RelationRanking) -> list[dict[str, Any]]:
     """Relation hits as `StateStore.new_trace` stores them (credited paths with base weights)."""
     return trace_hits(ranking.hits, index.ids, index.graph)

@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..structures.dense import DenseStore
 from ..structures.ranking import Ranking, check_finite, select_top
+from ..capabilities import Capability
 from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
 
-def require_dense(index: "Index") -> DenseStore:
+def require_dense(index: "SearchContext") -> DenseStore:
     if index.dense is None:
         raise InputError("this index has no dense vectors; rebuild it with `sidelight index SOURCE --dense minilm`")
     return index.dense
 
 
 @register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records",
-          needs=("dense",))
-def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.DENSE,))
+def _dense(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return require_dense(index).top(query, k, index.id_rank)
 
 
@@ -32,8 +33,8 @@ def _dense(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
           "rescored exactly; scores are exact cosines, ties by id (needs `index --ann`)",
           Param("candidates", int, 100, "approximate neighbours fetched before exact rescoring", low=1),
           Param("expansion_search", int, None, "HNSW expansion at query time (null: the index's own)", low=1),
-          needs=("dense", "ann"))
-def _dense_ann(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.DENSE, Capability.VECTORS, Capability.ANN))
+def _dense_ann(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     dense = require_dense(index)
     graph = dense.ann()  # clear error naming --ann when the index has none
     q = dense.encode_query(query)

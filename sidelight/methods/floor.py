@@ -38,11 +38,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InputError, MissingDataError, NonFiniteScoreError
-from ..structures.lexical import _accumulate
+from ..errors import InputError, NonFiniteScoreError
+from ..structures.lexical import accumulate_scores
 from ..results import Hit
 from ..structures.ranking import Ranking, check_finite
 from .dense import require_dense
+from .query_vectors import embed_twice
 from .floor_scorers import (
     DEFAULT_SCORER,
     SCORERS,
@@ -52,11 +53,12 @@ from .floor_scorers import (
     SecondStage,
     make_scorer,
 )
+from ..capabilities import Capability
 from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
 # The floor's size, as the serendipity seed document specifies it (shared/seeds/heart-of-gold-serendipity.txt,
 # "The floor"): "A cosine search returns a pool of 376 chunks [...] and the top 28 form the floor."
@@ -120,7 +122,7 @@ class Floor:
         k = len(self.order) if k is None else min(int(k), len(self.order))
         return Ranking(self.order[:k].astype(np.int64), self.order_scores[:k].astype(np.float64))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "partial": self.partial, "n_candidates": self.n_candidates,
                 "n_scored": self.n_scored, "scorer": self.scorer, "elapsed_ms": self.elapsed_ms,
                 "stage_one_ms": self.stage_one_ms, "stage_two_ms": self.stage_two_ms,
@@ -132,38 +134,7 @@ class Floor:
 
 
 # ---- stage one ------------------------------------------------------------------------------------
-_PREFIXES: dict[str, tuple[str, str] | None] = {}
-
-
-def _prefixes(store) -> tuple[str, str] | None:
-    """(query prefix, doc prefix) of the store's model; None when they cannot be known offline."""
-    emb = getattr(store, "_embedder", None)
-    if emb is not None and hasattr(emb, "files"):
-        return emb.files.query_prefix, emb.files.doc_prefix
-    if store.spec not in _PREFIXES:
-        from ..models.spec import resolve_model
-
-        try:
-            files = resolve_model(store.spec)
-            _PREFIXES[store.spec] = (files.query_prefix, files.doc_prefix)
-        except (InputError, MissingDataError):
-            _PREFIXES[store.spec] = None
-    return _PREFIXES[store.spec]
-
-
-def embed_twice(store, query: str) -> tuple[np.ndarray, np.ndarray | None, str | None]:
-    """(as query, as document or None, why the document embedding was skipped or None)."""
-    q = np.asarray(store.encode_query(query), dtype=np.float32)
-    pre = _prefixes(store)
-    if pre is None:
-        return q, None, f"query-as-document embedding: prefixes of model spec {store.spec!r} unknown"
-    if pre[0] == pre[1]:
-        return q, None, "query-as-document embedding: same text as the query (equal prefixes), encoded once"
-    d = np.asarray(store.embedder().encode([query], kind="doc")[0], dtype=np.float32)
-    return q, d, None
-
-
-def rare_query_terms(index: "Index", query: str, rare: RareTerms) -> np.ndarray:
+def rare_query_terms(index: "SearchContext", query: str, rare: RareTerms) -> np.ndarray:
     """Term ids of the query's rare terms (see `RareTerms`), rarest first, ties by term."""
     lex = index.lexical
     terms = lex.query_terms(query)
@@ -176,7 +147,7 @@ def rare_query_terms(index: "Index", query: str, rare: RareTerms) -> np.ndarray:
     return np.asarray(keep, dtype=np.int64)
 
 
-def _stage_one(index: "Index", query: str, pool: int, rare: RareTerms | None) -> tuple[StageOne, list[str], dict]:
+def _stage_one(index: "SearchContext", query: str, pool: int, rare: RareTerms | None) -> tuple[StageOne, list[str], dict[str, Any]]:
     store = require_dense(index)
     q, d, note = embed_twice(store, query)
     vectors = store.vectors
@@ -204,7 +175,7 @@ def _stage_one(index: "Index", query: str, pool: int, rare: RareTerms | None) ->
         if len(terms) == 0:
             skipped["lexical_channel"] = "no rare query terms"
         else:
-            bm = _accumulate(index.lexical.bm25, terms, n)
+            bm = accumulate_scores(index.lexical.bm25, terms, n)
             inpool = np.zeros(n, dtype=bool)
             inpool[cand] = True
             extra = np.flatnonzero((bm > 0) & ~inpool)
@@ -218,7 +189,7 @@ def _stage_one(index: "Index", query: str, pool: int, rare: RareTerms | None) ->
 
 
 # ---- build ------------------------------------------------------------------------------------------
-def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = DEFAULT_N,
+def build_floor(index: "SearchContext", query: str, pool: int = DEFAULT_POOL, n: int = DEFAULT_N,
                 deadline_s: float | None = None, scorer: SecondStage | str | None = None,
                 rare_terms: RareTerms | None = RareTerms(), batch_size: int | None = None) -> Floor:
     """The floor for `query`; see the module docstring. `scorer` is a `SecondStage` or a name in
@@ -292,7 +263,7 @@ def build_floor(index: "Index", query: str, pool: int = DEFAULT_POOL, n: int = D
 
 
 # ---- the `floor` method ------------------------------------------------------------------------------
-def _cached_scorer(index: "Index", params: dict) -> SecondStage:
+def _cached_scorer(index: "SearchContext", params: dict[str, Any]) -> SecondStage:
     key = (params.get("scorer"), params.get("model"), params.get("cross_encoder"))
     return index.memo(f"floor-scorer {key}", None, lambda: make_scorer(index, *key))
 
@@ -309,14 +280,14 @@ def _cached_scorer(index: "Index", params: dict) -> SecondStage:
                 "records", low=1e-9, high=1.0),
           Param("rare_terms", int, RareTerms.max_terms, "rare query terms used at most", low=0),
           Param("rare_added", int, RareTerms.max_added, "records the rare terms may add to the pool", low=0),
-          needs=("dense",))
-def _floor(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.TERM_MATRICES, Capability.DENSE, Capability.VECTORS))
+def _floor(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     """The reranked pool, cut at k (the floor proper is its first `n`; records outside the pool are
     not ranked, so recall beyond the pool is 0)."""
     return floor_from_params(index, query, params).ranking(k)
 
 
-def floor_from_params(index: "Index", query: str, params: dict) -> Floor:
+def floor_from_params(index: "SearchContext", query: str, params: dict[str, Any]) -> Floor:
     """`build_floor` with the `floor` method's parameters (e.g. ``get_method("floor", ...).params``)."""
     rare = RareTerms(float(params["rare_max_df"]), int(params["rare_terms"]), int(params["rare_added"]))
     dl = params.get("deadline_ms")

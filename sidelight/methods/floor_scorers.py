@@ -17,9 +17,10 @@ import numpy as np
 
 from ..errors import InputError, MissingDataError
 from .dense import require_dense
+from .query_vectors import embed_twice
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
     from ..models.crossencoder import CrossEncoder
     from .floor import StageOne
 
@@ -43,7 +44,7 @@ class DenseScorer:
     name = "dense"
     batch_size = 128
 
-    def __init__(self, index: "Index"):
+    def __init__(self, index: "SearchContext"):
         self.index = index
         self._q: tuple[str, list[np.ndarray]] | None = None
 
@@ -53,14 +54,11 @@ class DenseScorer:
     def score(self, query: str, positions: np.ndarray) -> np.ndarray:
         cached = self._q  # one read: another thread may prepare another query meanwhile
         if cached is None or cached[0] != query:
-            from .floor import (
-                embed_twice,  # stage one; imported here, floor imports this module
-            )
-
             q, d, _ = embed_twice(require_dense(self.index), query)
             cached = self._q = (query, [v for v in (q, d) if v is not None])
-        rows = np.asarray(self.index.dense.vectors[np.asarray(positions)], dtype=np.float32)
-        return np.max(np.stack([rows @ v for v in cached[1]]), axis=0).astype(np.float64)
+        rows = np.asarray(require_dense(self.index).vectors[np.asarray(positions)], dtype=np.float32)
+        best: np.ndarray = np.max(np.stack([rows @ v for v in cached[1]]), axis=0).astype(np.float64)
+        return best
 
 
 class FusionScorer:
@@ -74,7 +72,7 @@ class FusionScorer:
 
     batch_size = 128
 
-    def __init__(self, index: "Index", kind: str = "auto", model: str | None = None):
+    def __init__(self, index: "SearchContext", kind: str = "auto", model: str | None = None):
         if kind not in ("auto", "learned", "rrf"):
             raise InputError(f"fusion kind must be auto, learned or rrf, got {kind!r}")
         self.index = index
@@ -122,13 +120,14 @@ class FusionScorer:
         cached = self._cache  # one read: another thread may prepare another query meanwhile
         if cached is None or cached[0] != query:
             cached = self.prepare(query, None)
-        return cached[1][np.asarray(positions)]
+        scores: np.ndarray = cached[1][np.asarray(positions)]
+        return scores
 
 
 class CrossEncoderScorer:
     """An ONNX cross-encoder over (query, record title + text) pairs."""
 
-    def __init__(self, index: "Index", cross_encoder: "CrossEncoder", batch_size: int = 32):
+    def __init__(self, index: "SearchContext", cross_encoder: "CrossEncoder", batch_size: int = 32):
         self.index = index
         self.ce = cross_encoder
         self.batch_size = int(batch_size)
@@ -143,7 +142,7 @@ class CrossEncoderScorer:
         return self.ce.score(query, texts, batch_size=max(len(texts), 1)).astype(np.float64)
 
 
-def make_scorer(index: "Index", name: str | None = None, model: str | None = None,
+def make_scorer(index: "SearchContext", name: str | None = None, model: str | None = None,
                 cross_encoder: str | None = None, threads: int = 2) -> SecondStage:
     """A scorer by name: fusion (learned, RRF fallback), rrf, dense or cross-encoder (needs a spec)."""
     name = name or DEFAULT_SCORER

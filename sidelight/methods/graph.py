@@ -18,7 +18,7 @@ kept per seed, with their `RewireReport`s available from `rewire_reports(index)`
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -33,11 +33,14 @@ from ..graph.controls import (
 from ..graph.ppr import PPRGraph, ppr_boost
 from ..graph.store import Graph
 from ..structures.ranking import Ranking, top_k
+from ..capabilities import Capability
 from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    import scipy.sparse as sp
+
+    from .context import SearchContext
 
 #: Carrier's selected setting and the fixed walk parameters.
 PPR_PARAMS = (
@@ -74,23 +77,25 @@ def select_ppr_setting(dev_scores: Mapping[tuple[float, float], float]) -> tuple
 
 
 # ---- control graphs, kept in the index's memo (dropped on add/delete) -------------------------------------------------------------------------
-def _empty(index: "Index") -> PPRGraph:
+def _empty(index: "SearchContext") -> PPRGraph:
     return index.memo("ppr-empty", None, lambda: PPRGraph(empty_graph(index.graph.n_nodes)))
 
 
-def _stored(index: "Index") -> PPRGraph:
+def _stored(index: "SearchContext") -> PPRGraph:
     return index.memo("ppr-stored", None, lambda: PPRGraph(stored_direction(index.graph)))
 
 
-def _degree(index: "Index") -> np.ndarray:
+def _degree(index: "SearchContext") -> np.ndarray:
     return index.memo("degree", None, lambda: degree_scores(index.graph.undirected()))
 
 
-def _rewires(index: "Index") -> dict[int, tuple]:
-    return index.memo("rewires", None, dict)  # seed -> (PPRGraph, report, adjacency)
+def _rewires(index: "SearchContext") -> dict[int, tuple[PPRGraph, RewireReport, sp.csr_matrix]]:
+    """seed -> (PPRGraph, report, adjacency), cached per index contents."""
+    cache: dict[int, tuple[PPRGraph, RewireReport, sp.csr_matrix]] = index.memo("rewires", None, dict)
+    return cache
 
 
-def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
+def rewired(index: "SearchContext", seed: int) -> tuple[PPRGraph, RewireReport]:
     """The degree-preserving rewire of the index's undirected projection for `seed` (cached)."""
     c = _rewires(index)
     seed = int(seed)
@@ -100,13 +105,13 @@ def rewired(index: "Index", seed: int) -> tuple[PPRGraph, RewireReport]:
     return c[seed][0], c[seed][1]
 
 
-def rewired_adjacency(index: "Index", seed: int):
+def rewired_adjacency(index: "SearchContext", seed: int) -> sp.csr_matrix:
     """The rewired symmetric adjacency itself (for checks such as degree preservation)."""
     rewired(index, seed)
     return _rewires(index)[int(seed)][2]
 
 
-def rewire_reports(index: "Index") -> dict[int, RewireReport]:
+def rewire_reports(index: "SearchContext") -> dict[int, RewireReport]:
     """Seed -> report of every rewire built so far for this index's current graph."""
     return {s: v[1] for s, v in sorted(_rewires(index).items())}
 
@@ -117,46 +122,48 @@ def rewire_report(graph: Graph, seed: int) -> RewireReport:
 
 
 # ---- methods ----------------------------------------------------------------------------------
-def _boost(index: "Index", text: np.ndarray, walk: PPRGraph, params: dict) -> np.ndarray:
+def _boost(index: "SearchContext", text: np.ndarray, walk: PPRGraph, params: dict[str, Any]) -> np.ndarray:
     return ppr_boost(text, walk, float(params["alpha"]), float(params["lam"]), int(params["n_seeds"]),
                      int(params["iterations"]), tie_rank=index.id_rank)
 
 
 @register("bm25+ppr", "Carrier R01: (1-lam)*maxnorm(BM25) + lam*maxnorm(PPR from the top BM25 seeds), undirected walk",
-          *PPR_PARAMS, needs=("graph",))
-def _bm25_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          *PPR_PARAMS, needs=(Capability.TERM_STATISTICS, Capability.GRAPH))
+def _bm25_ppr(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), index.ppr_graph, params), k, index.id_rank)
 
 
 @register("dense+ppr", "Carrier's PPR boost over dense cosines (seeds: top positive cosines), undirected walk",
-          *PPR_PARAMS, needs=("dense", "graph"))
-def _dense_ppr(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          *PPR_PARAMS, needs=(Capability.DENSE, Capability.GRAPH))
+def _dense_ppr(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     from .dense import require_dense
 
     text = require_dense(index).scores(query)
     return top_k(_boost(index, text, index.ppr_graph, params), k, index.id_rank, positive_only=False)
 
 
-@register("bm25+ppr:empty", "control: bm25+ppr over an empty edge set (must reproduce BM25 ranks)", *PPR_PARAMS)
-def _bm25_ppr_empty(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+@register("bm25+ppr:empty", "control: bm25+ppr over an empty edge set (must reproduce BM25 ranks)", *PPR_PARAMS,
+          needs=(Capability.TERM_STATISTICS,))
+def _bm25_ppr_empty(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), _empty(index), params), k, index.id_rank)
 
 
 @register("bm25+ppr:stored", "control: bm25+ppr walking the stored edge direction", *PPR_PARAMS,
-          needs=("graph",))
-def _bm25_ppr_stored(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.GRAPH))
+def _bm25_ppr_stored(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(_boost(index, index.lexical.bm25_scores(query), _stored(index), params), k, index.id_rank)
 
 
 @register("bm25+ppr:rewire", "control: bm25+ppr over a degree-preserving rewire of the undirected graph (param seed)",
-          Param("seed", int, 1, "seed of the degree-preserving rewire", low=0, high=2**31 - 1), *PPR_PARAMS, needs=("graph",))
-def _bm25_ppr_rewire(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          Param("seed", int, 1, "seed of the degree-preserving rewire", low=0, high=2**31 - 1), *PPR_PARAMS,
+          needs=(Capability.TERM_STATISTICS, Capability.GRAPH))
+def _bm25_ppr_rewire(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     walk, _ = rewired(index, params["seed"])
     return top_k(_boost(index, index.lexical.bm25_scores(query), walk, params), k, index.id_rank)
 
 
 @register("degree", "control: query-independent ranking by undirected degree (isolated records unranked)",
-          needs=("graph",))
-def _degree_only(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.GRAPH))
+def _degree_only(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     index.lexical.query_terms(query)  # an empty query is refused here as everywhere else
     return top_k(_degree(index), k, index.id_rank)

@@ -17,21 +17,22 @@ on the SciFact development queries (see bench/fusion.py); `learned` lives in `le
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..structures.fusion import RRF_K, rrf_scores
-from ..structures.lexical import LexicalIndex, _accumulate
+from ..structures.lexical import LexicalIndex, accumulate_scores
 from ..structures.ranking import Ranking, top_k
 from ..text import STOPLISTS, TokenizerConfig
 from .dense import require_dense
+from ..capabilities import Capability
 from .params import Param
 from .registry import check_params, method_spec, register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
 NONE = "none"  # asks for no stop list / no stemming where null means the index's own
 
@@ -42,18 +43,20 @@ LEXICAL_PARAMS = (
     Param("stem", str, None, "stemmer of the fused BM25 (null: the index's own; none: no stemming)",
           choices=("english", NONE)),
     Param("title_weight", int, None, "times the title is repeated (null: the corpus's own)", low=1, high=100),
-    Param("rm3", bool, False, "expand the query with RM3 pseudo-relevance feedback"),
+    Param("rm3", bool, False, "expand the query with RM3 pseudo-relevance feedback",
+          needs=(Capability.TERM_MATRICES,)),
     Param("fb_docs", int, 10, "RM3 feedback records", low=0),
     Param("fb_terms", int, 10, "RM3 expansion terms", low=0),
     Param("orig_weight", float, 0.5, "RM3 weight of the original query", low=0.0, high=1.0),
 )
 DENSE_PARAMS = (
-    Param("dense_prf_docs", int, 0, "Rocchio feedback records for the query vector (0: none)", low=0),
+    Param("dense_prf_docs", int, 0, "Rocchio feedback records for the query vector (0: none)", low=0,
+          needs=(Capability.VECTORS,)),
     Param("dense_prf_weight", float, 0.5, "Rocchio weight of the feedback centroid", low=0.0, high=1.0),
 )
 COMPONENT_OPTIONS = {p.name: p.default for p in (*LEXICAL_PARAMS, *DENSE_PARAMS)}
 
-def _with_defaults(params: tuple[Param, ...], **defaults) -> tuple[Param, ...]:
+def _with_defaults(params: tuple[Param, ...], **defaults: Any) -> tuple[Param, ...]:
     """The same declarations with other defaults (a method that presets a shared option)."""
     return tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params)
 
@@ -63,7 +66,7 @@ RM3_MAX_DF_SHARE = 0.1
 
 
 # ---- lexical component ------------------------------------------------------------------------
-def lexical_variant(index: "Index", stopwords: str | None = None, stem: str | None = None,
+def lexical_variant(index: "SearchContext", stopwords: str | None = None, stem: str | None = None,
                     title_weight: int | None = None) -> LexicalIndex:
     """The index's lexical lane, or a variant of it over the same records (built once, kept in memory).
 
@@ -103,7 +106,7 @@ def rm3_query(lex: LexicalIndex, query: str, id_rank: np.ndarray, fb_docs: int =
         return terms, np.zeros(0)
     if fb_docs == 0 or fb_terms == 0 or orig_weight == 1.0:  # no feedback: the query as is
         return terms, np.full(len(terms), 1.0 / len(terms))
-    first = top_k(_accumulate(lex.bm25, terms, lex.n_docs), int(fb_docs), id_rank)
+    first = top_k(accumulate_scores(lex.bm25, terms, lex.n_docs), int(fb_docs), id_rank)
     if len(first) == 0:  # nothing to feed back: the query as is
         return terms, np.full(len(terms), 1.0 / len(terms))
     weights: dict[int, float] = {int(t): orig_weight / len(terms) for t in terms}
@@ -120,18 +123,18 @@ def rm3_query(lex: LexicalIndex, query: str, id_rank: np.ndarray, fb_docs: int =
     return ids, np.asarray([weights[int(t)] for t in ids], dtype=np.float64)
 
 
-def lexical_scores(index: "Index", query: str, params: dict) -> np.ndarray:
+def lexical_scores(index: "SearchContext", query: str, params: dict[str, Any]) -> np.ndarray:
     """BM25 score vector of the configured lexical component (RM3-expanded when `rm3`)."""
     lex = lexical_variant(index, params.get("stopwords"), params.get("stem"), params.get("title_weight"))
     if not params.get("rm3"):
         return lex.bm25_scores(query)
     ids, w = rm3_query(lex, query, index.id_rank, int(params["fb_docs"]), int(params["fb_terms"]),
                        float(params["orig_weight"]))
-    return _accumulate(lex.bm25, ids, lex.n_docs, w)
+    return accumulate_scores(lex.bm25, ids, lex.n_docs, w)
 
 
 # ---- dense component --------------------------------------------------------------------------
-def dense_scores(index: "Index", query: str, params: dict) -> np.ndarray:
+def dense_scores(index: "SearchContext", query: str, params: dict[str, Any]) -> np.ndarray:
     """Cosine with every record; with `dense_prf_docs` > 0, Rocchio feedback first:
     q' = normalise((1 - w) q + w · mean of the top dense record vectors), w = `dense_prf_weight`."""
     store = require_dense(index)
@@ -149,12 +152,12 @@ def dense_scores(index: "Index", query: str, params: dict) -> np.ndarray:
     return scores
 
 
-def component_scores(index: "Index", query: str, params: dict) -> tuple[np.ndarray, np.ndarray]:
+def component_scores(index: "SearchContext", query: str, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """(BM25 scores, cosine scores) over all records for the configured components."""
     return lexical_scores(index, query, params), dense_scores(index, query, params)
 
 
-def complete_rankings(index: "Index", bm25: np.ndarray, cos: np.ndarray) -> tuple[Ranking, Ranking]:
+def complete_rankings(index: "SearchContext", bm25: np.ndarray, cos: np.ndarray) -> tuple[Ranking, Ranking]:
     """BM25 ranking of every positive record; dense ranking of every record (ties by ascending id)."""
     return (top_k(bm25, None, index.id_rank),
             top_k(cos, None, index.id_rank, positive_only=False))
@@ -174,22 +177,22 @@ def normalise(scores: np.ndarray, how: str) -> np.ndarray:
 
 # ---- methods -----------------------------------------------------------------------------------
 @register("bm25+rm3", "BM25 with RM3 pseudo-relevance feedback (fb_docs, fb_terms, orig_weight)",
-          *_with_defaults(LEXICAL_PARAMS, rm3=True))
-def _bm25_rm3(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          *_with_defaults(LEXICAL_PARAMS, rm3=True), needs=(Capability.TERM_STATISTICS,))
+def _bm25_rm3(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(lexical_scores(index, query, params), k, index.id_rank)
 
 
 @register("dense-prf", "dense cosine after Rocchio feedback from the top dense records",
-          *_with_defaults(DENSE_PARAMS, dense_prf_docs=3), needs=("dense",))
-def _dense_prf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          *_with_defaults(DENSE_PARAMS, dense_prf_docs=3), needs=(Capability.DENSE,))
+def _dense_prf(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(dense_scores(index, query, params), k, index.id_rank, positive_only=False)
 
 
 @register("rrf", "reciprocal rank fusion of complete BM25 and dense rankings, sum w/(k_rrf+rank)",
           Param("k_rrf", int, RRF_K, "the rank offset of reciprocal rank fusion", low=1),
           Param("weights", tuple, (1.0, 1.0), "weights of the BM25 and dense ranks", low=0.0),
-          *LEXICAL_PARAMS, *DENSE_PARAMS, needs=("dense",))
-def _rrf(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          *LEXICAL_PARAMS, *DENSE_PARAMS, needs=(Capability.TERM_STATISTICS, Capability.DENSE))
+def _rrf(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     bm25, dense = complete_rankings(index, *component_scores(index, query, params))
     fused = rrf_scores([bm25, dense], len(index.ids), int(params["k_rrf"]), [float(w) for w in params["weights"]])
     return top_k(fused, k, index.id_rank)
@@ -203,8 +206,8 @@ HYBRID_LINEAR_PARAMS = (
 
 
 @register("hybrid-linear", "alpha * norm(BM25) + (1 - alpha) * norm(cosine), norm zscore or minmax",
-          *HYBRID_LINEAR_PARAMS, needs=("dense",))
-def _hybrid_linear(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          *HYBRID_LINEAR_PARAMS, needs=(Capability.TERM_STATISTICS, Capability.DENSE))
+def _hybrid_linear(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     bm25, cos = component_scores(index, query, params)
     a = float(params["alpha"])
     fused = a * normalise(bm25, params["norm"]) + (1.0 - a) * normalise(cos, params["norm"])
@@ -220,8 +223,8 @@ BEST_PARAMS = (
 
 
 @register("best", "alias of the hybrid pipeline chosen on SciFact dev queries (params name it)", *BEST_PARAMS,
-          needs=("dense",))
-def _best(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.DENSE))
+def _best(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     params = dict(params)
     name = params.pop("pipeline")
     return method_spec(name).fn(index, query, k, check_params(name, params))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,11 +32,12 @@ from ..errors import InputError
 from ..structures.fusion import RRF_K
 from ..structures.ranking import Ranking, top_k
 from .hybrid import COMPONENT_OPTIONS, component_scores
+from ..capabilities import Capability
 from .params import Param
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
 FORMAT = "sidelight-learned-fusion-v1"
 FEATURES = ("bm25_norm", "cosine", "bm25_rank", "dense_rank", "bm25_x_cosine")
@@ -71,7 +72,7 @@ def feature_matrix(bm25: np.ndarray, cos: np.ndarray, id_rank: np.ndarray, k_rrf
     return f
 
 
-def query_features(index: "Index", query: str, components: Mapping | None = None) -> np.ndarray:
+def query_features(index: "SearchContext", query: str, components: Mapping[str, Any] | None = None) -> np.ndarray:
     """Features of every record for one query, with the given component options."""
     params = {**COMPONENT_OPTIONS, **(components or {})}
     bm25, cos = component_scores(index, query, params)
@@ -84,17 +85,18 @@ class LearnedModel:
     weights: np.ndarray
     intercept: float
     C: float
-    components: dict = field(default_factory=dict)
-    meta: dict = field(default_factory=dict)
+    components: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def score(self, features: np.ndarray) -> np.ndarray:
-        return features @ self.weights + self.intercept
+        scores: np.ndarray = features @ self.weights + self.intercept
+        return scores
 
-    def rank(self, index: "Index", query: str, k: int | None) -> Ranking:
+    def rank(self, index: "SearchContext", query: str, k: int | None) -> Ranking:
         return top_k(self.score(query_features(index, query, self.components)), k, index.id_rank,
                      positive_only=False)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "features": list(FEATURES), "feature_definition": FEATURE_DEFINITION,
                 "weights": [float(w) for w in self.weights], "intercept": float(self.intercept),
                 "C": float(self.C), "components": dict(self.components), **self.meta}
@@ -103,7 +105,7 @@ class LearnedModel:
         Path(path).write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
 
     @classmethod
-    def from_json(cls, d: dict) -> "LearnedModel":
+    def from_json(cls, d: dict[str, Any]) -> "LearnedModel":
         if d.get("format") != FORMAT or list(d.get("features", ())) != list(FEATURES):
             raise InputError(f"not a {FORMAT} model with features {list(FEATURES)}")
         core = {"format", "features", "feature_definition", "weights", "intercept", "C", "components"}
@@ -129,6 +131,6 @@ def _load_cached(path: str | None) -> LearnedModel:
 # ---- the method ----------------------------------------------------------------------------------
 @register("learned", "logistic ranker over 5 BM25/dense features (shipped SciFact+MiniLM weights; model=path)",
           Param("model", str, None, "path of a fitted model JSON (null: the shipped SciFact + MiniLM weights)"),
-          needs=("dense",))
-def _learned(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.DENSE))
+def _learned(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return LearnedModel.load(params.get("model")).rank(index, query, k)

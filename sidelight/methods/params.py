@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..capabilities import Capability
 
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string",
                tuple: "a list of finite numbers"}
@@ -45,6 +46,7 @@ class Param:
     high: float | None = None
     choices: tuple[str, ...] | None = None
     nullable: bool = False
+    needs: tuple[Capability, ...] = ()  # what a set (truthy) value needs of the backend, e.g. RM3's matrices
 
     def __post_init__(self) -> None:
         if self.default is None:
@@ -90,7 +92,7 @@ class Param:
                 text += f" <= {_num(self.high)}"
         return text + (" or null" if self.nullable else "")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.kind.__name__ if self.kind is not tuple else "list[float]",
                 "default": list(self.default) if isinstance(self.default, tuple) else self.default,
                 "allowed": self.allowed(), "doc": self.doc}

@@ -6,16 +6,17 @@ register methods are listed in `sidelight.methods` (import `get_method` from the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
 from ..structures.ranking import Ranking
+from ..capabilities import Capability, require
 from .params import Param
 
 if TYPE_CHECKING:
-    from ..index import Index
+    from .context import SearchContext
 
-RankFn = Callable[["Index", str, "int | None", dict], Ranking]
+RankFn = Callable[["SearchContext", str, "int | None", dict[str, Any]], Ranking]
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,12 @@ class Method:
 
     name: str
     fn: RankFn = field(repr=False)
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    needs: tuple[Capability, ...] = ()  # what it needs of the backend with these parameters
 
-    def rank(self, index: "Index", query: str, k: int | None = 10) -> Ranking:
+    def rank(self, index: "SearchContext", query: str, k: int | None = 10) -> Ranking:
+        """The top k; refused first (one line) when the backend lacks something the method needs."""
+        require(self.name, self.needs, index)
         return self.fn(index, query, k, self.params)
 
 
@@ -38,20 +42,29 @@ class MethodSpec:
     fn: RankFn = field(repr=False)
     params: tuple[Param, ...]
     description: str
-    needs: tuple[str, ...] = ()  # what the index must hold besides BM25: "dense", "ann", "graph"
+    needs: tuple[Capability, ...] = ()  # what the backend must offer (see `capabilities`)
 
-    def defaults(self) -> dict:
+    def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
-    def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "needs": list(self.needs),
+    def needs_for(self, params: dict[str, Any]) -> tuple[Capability, ...]:
+        """`needs`, plus what the parameters set in `params` need (`Param.needs`), each once."""
+        out = list(self.needs)
+        for p in self.params:
+            if p.needs and params.get(p.name, p.default):
+                out += [c for c in p.needs if c not in out]
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "needs": list(self.needs_for(self.defaults())),
                 "params": [p.to_dict() for p in self.params]}
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
 
 
-def register(name: str, description: str, *params: Param, needs: tuple[str, ...] = ()) -> Callable[[RankFn], RankFn]:
+def register(name: str, description: str, *params: Param,
+             needs: tuple[Capability, ...] = ()) -> Callable[[RankFn], RankFn]:
     """Decorator adding a method to the registry with its declared parameters."""
     names = [p.name for p in params]
     if len(set(names)) != len(names):
@@ -71,7 +84,7 @@ def method_spec(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def check_params(name: str, params: dict) -> dict:
+def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """The method's defaults updated with `params`, each checked against its declaration."""
     spec = method_spec(name)
     declared = {p.name: p for p in spec.params}
@@ -84,10 +97,11 @@ def check_params(name: str, params: dict) -> dict:
     return {**spec.defaults(), **{key: declared[key].check(name, value) for key, value in params.items()}}
 
 
-def get_method(name: str, /, **params) -> Method:
+def get_method(name: str, /, **params: Any) -> Method:
     """A registered method with checked parameters (`get_method("bm25+ppr", alpha=0.8)`)."""
     spec = method_spec(name)
-    return Method(name, spec.fn, check_params(name, params))
+    checked = check_params(name, params)
+    return Method(name, spec.fn, checked, spec.needs_for(checked))
 
 
 def available_methods() -> dict[str, str]:

@@ -58,22 +58,25 @@ import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
-from ..graph.relation import RelationHit, activate, activate_in, edge_shares, merge
+from ..graph.relation import Activation, Reach, RelationHit, activate, activate_in, edge_shares, merge
 from ..structures.names import NameMatch, NameMatcher, name_tokens
 from ..structures.ranking import Ranking, top_k
 from ..text import stopwords
+from ..capabilities import Capability
 from .params import Param
 from .registry import check_params, register
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from ..index import Index
+    from ..graph.store import Graph
+    from .context import SearchContext
 
 RANKS = ("query-aware", "activation")
 DIRECTIONS = ("out", "cue", "both")
@@ -136,22 +139,22 @@ class RelationRanking:
     """The relation lane's answer before it becomes `Hit`s: hits best first with their parts."""
 
     hits: list[RelationHit]
-    parts: list[dict]
+    parts: list[dict[str, Any]]
     anchors: list[Anchor]
-    cue: dict | None
+    cue: dict[str, Any] | None
     residual: str
     weights: np.ndarray | None
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- seeds ---------------------------------------------------------------------------------------
-def relation_seeds(index: "Index", query: str, n_seeds: int = 5, dense_scores: np.ndarray | None = None,
+def relation_seeds(index: "SearchContext", query: str, n_seeds: int = 5, dense_scores: np.ndarray | None = None,
                    use_dense: bool = True) -> list[int]:
     """NGR's seed positions (see the module docstring); `dense_scores` reuses cosines already computed."""
     return [a.position for a in _entry_seeds(index, query, n_seeds, dense_scores, use_dense)]
 
 
-def _entry_seeds(index: "Index", query: str, n_seeds: int, dense_scores: np.ndarray | None,
+def _entry_seeds(index: "SearchContext", query: str, n_seeds: int, dense_scores: np.ndarray | None,
                  use_dense: bool, bm25: np.ndarray | None = None) -> list[Anchor]:
     if n_seeds < 1:
         raise InputError(f"relation: n_seeds must be >= 1, got {n_seeds}")
@@ -167,7 +170,7 @@ def _entry_seeds(index: "Index", query: str, n_seeds: int, dense_scores: np.ndar
     return out
 
 
-def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
+def effective_weights(index: "SearchContext") -> tuple[np.ndarray | None, np.ndarray]:
     """(per-slot weights, or None for the base weights; their edge shares) with the current overlay.
 
     The overlay is read on every call; weights and shares are rebuilt only when it changed.
@@ -182,27 +185,27 @@ def effective_weights(index: "Index") -> tuple[np.ndarray | None, np.ndarray]:
     return index.memo("relation-weights", key, build)
 
 
-def profile(index: "Index") -> str:
+def profile(index: "SearchContext") -> str:
     """"notes" when the records were read from files (a folder of notes: metadata "path"), else
     "dictionary"; it sets the unset parameters (`PROFILES`)."""
     recs = index.corpus.records
     return "notes" if recs and isinstance(recs[0].metadata, dict) and recs[0].metadata.get("path") else "dictionary"
 
 
-def hub_damping(index: "Index", g: float) -> np.ndarray:
+def hub_damping(index: "SearchContext", g: float) -> np.ndarray:
     """Per record: idf(v)^g, idf(v) = log((N+1)/(in-degree(v)+1)) / log(N+1) in (0, 1] (self loops not
     counted): a note that most notes link to gets little credit for being reached."""
     def build() -> np.ndarray:
         graph, n = index.graph, index.graph.n_nodes
         real = graph.sources != graph.indices
         indeg = np.bincount(graph.indices[real], minlength=n)
-        return np.log((n + 1) / (indeg + 1.0)) / np.log(n + 1.0)
+        return np.asarray(np.log((n + 1) / (indeg + 1.0)) / np.log(n + 1.0), dtype=np.float64)
 
     idf = index.memo("relation-indegree-idf", None, build)
-    return idf ** g if g else np.ones(len(idf))
+    return np.asarray(idf ** g if g else np.ones(len(idf)), dtype=np.float64)
 
 
-def _reversed(index: "Index"):
+def _reversed(index: "SearchContext") -> "Graph":
     from ..graph.relation import reversed_graph
     return index.memo("relation-reversed", None, lambda: reversed_graph(index.graph))
 
@@ -211,7 +214,7 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch]) -> NameMatch | No
     """The name a question asks in-links of: right after in-link wording (`_INWARD`) that follows a
     question word ("which roundup said the LYT Kit ..." -> LYT Kit), else None."""
     for i in range(len(tokens)):
-        if not any(t in _QUESTION_WORDS for t in tokens[:i]):
+        if not any(t in QUESTION_WORDS for t in tokens[:i]):
             continue
         for phrase in _INWARD:
             if tuple(tokens[i:i + len(phrase)]) == phrase:
@@ -227,7 +230,7 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch]) -> NameMatch | No
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2})\s+\S")
 
 
-def name_matcher(index: "Index") -> NameMatcher:
+def name_matcher(index: "SearchContext") -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
     stop words and question words only ("it", "what") are left out. A title that starts with an
     ISO date and goes on ("2021-05-08 Templater, Syncthing & ...", a dated note) is also named by
@@ -235,25 +238,27 @@ def name_matcher(index: "Index") -> NameMatcher:
     def build() -> NameMatcher:
         names = [(n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases)]
         names += [(m.group(1), i) for i, r in enumerate(index.corpus.records) if (m := _DATED.match(r.title))]
-        return NameMatcher(names, _RESIDUAL_STOP)
+        return NameMatcher(names, RESIDUAL_STOP)
 
     return index.memo("relation-names", None, build)
 
 
-def _cues() -> dict:
-    return json.loads(resources.files(__package__).joinpath("data/relation-cues-v1.json").read_text())
+def _cues() -> dict[str, Any]:
+    cues: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-cues-v1.json").read_text())
+    return cues
 
 
-_CUES = _cues()
-_QUESTION_WORDS = frozenset(_CUES["question_words"])
-_RESIDUAL_STOP = stopwords("lucene-en-v1") | _QUESTION_WORDS
-_CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in _CUES["cues"]), key=lambda pc: -len(pc[0]))
+CUES = _cues()
+QUESTION_WORDS = frozenset(CUES["question_words"])
+RESIDUAL_STOP = stopwords("lucene-en-v1") | QUESTION_WORDS
+_CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in CUES["cues"]), key=lambda pc: -len(pc[0]))
 
 
-def find_cues(tokens: list[str]) -> list[tuple[dict, set[int]]]:
+def find_cues(tokens: list[str]) -> list[tuple[dict[str, Any], set[int]]]:
     """Every relation cue in `tokens`, left to right (a longer phrase wins where two start), with
     the tokens each covers."""
-    out, taken = [], set()
+    out: list[tuple[dict[str, Any], set[int]]] = []
+    taken: set[int] = set()
     for i in range(len(tokens)):
         for phrase, cue in _CUE_PHRASES:
             span = set(range(i, i + len(phrase)))
@@ -264,15 +269,15 @@ def find_cues(tokens: list[str]) -> list[tuple[dict, set[int]]]:
     return out
 
 
-def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[NameMatch | None, list[str]]:
+def _attach(cue: dict[str, Any], matches: list[NameMatch], tokens: list[str]) -> tuple[NameMatch | None, list[str]]:
     """The name the cue speaks of and the edge types it asks for: a name right after the cue
     ("kind of tree") takes the `before` types, a name right before it ("a beech is a kind of")
     the `after` types. When a question word follows the cue ("a kind of what ...") the asked-for
     record comes after it, so the name before the cue is the anchor."""
-    gap = _CUES["gap"]
+    gap = CUES["gap"]
     after_cue = [m for m in matches if 0 <= m.start - cue["end"] <= gap]
     before_cue = [m for m in matches if 0 <= cue["start"] - m.end <= gap]
-    asks_next = any(t in _QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + gap])
+    asks_next = any(t in QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + gap])
     if after_cue and not (asks_next and before_cue):
         return min(after_cue, key=lambda m: m.start), cue["before"]
     if before_cue:
@@ -280,16 +285,18 @@ def _attach(cue: dict, matches: list[NameMatch], tokens: list[str]) -> tuple[Nam
     return None, []
 
 
-def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
-             ) -> tuple[list[Anchor], dict | None, list[str], str, set[int]]:
+def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray
+             ) -> tuple[list[Anchor], dict[str, Any] | None, list[str], str, set[int]]:
     """(name anchors, the cue with its types and anchor, the types, the residual question, the
     positions of the name a question asks in-links of)."""
     tokens = name_tokens(query)
     cues = find_cues(tokens)
     cue_tokens = set().union(*(span for _, span in cues))
-    asking = {i for i, t in enumerate(tokens) if t in _QUESTION_WORDS}  # "does" is no doe
+    asking = {i for i, t in enumerate(tokens) if t in QUESTION_WORDS}  # "does" is no doe
     matches = name_matcher(index).find(query, skip=cue_tokens | asking)
-    cue, cued, types = None, None, []
+    cue: dict[str, Any] | None = None
+    cued: NameMatch | None = None
+    types: list[str] = []
     # phrase cues before one-word cues, then left to right: the first that speaks of a named record,
     # else the first in that order (its types then have no anchor to start from)
     preferred = sorted(cues, key=lambda cs: (len(cs[1]) == 1, cs[0]["start"]))
@@ -301,7 +308,7 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
     if cue is None and preferred:
         cue, cue_tokens = preferred[0]
     used = set(cue_tokens) | (set(range(cued.start, cued.end)) if cued else set())
-    residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in _RESIDUAL_STOP)
+    residual = " ".join(t for i, t in enumerate(tokens) if i not in used and t not in RESIDUAL_STOP)
     # the senses that fit the question best, whichever word named them: a cued word's many senses
     # ("place", "case") must not crowd out the one record the question is about
     ranked: list[tuple[float, int, int, NameMatch]] = []  # (-prior, id rank, position, match)
@@ -309,11 +316,12 @@ def _anchors(index: "Index", query: str, max_anchors: int, prior: np.ndarray
         for p in m.positions:
             ranked.append((-float(prior[p]), int(index.id_rank[p]), p, m))
     ranked.sort(key=lambda t: t[:2])
-    out, seen = [], set()
+    out: list[Anchor] = []
+    seen: set[int] = set()
     for _, _, p, m in ranked:
         if p not in seen and len(out) < max_anchors:
             seen.add(p)
-            out.append(Anchor(p, "name", m.name, cue["phrase"] if m is cued else ""))
+            out.append(Anchor(p, "name", m.name, cue["phrase"] if cue is not None and m is cued else ""))
     cue_out = None if cue is None else {"phrase": cue["phrase"], "anchor": cued.name if cued else None,
                                         "types": types}
     inward = inward_anchor(tokens, matches)
@@ -327,7 +335,7 @@ def _scaled(x: np.ndarray, minmax: bool = False) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
-def _context_terms(index: "Index") -> sp.csr_matrix:
+def _context_terms(index: "SearchContext") -> sp.csr_matrix:
     """Edges x terms (binary): the lexical terms of each edge's context sentence."""
     def build() -> sp.csr_matrix:
         import scipy.sparse as sp  # slow to import; a plain BM25 search never needs it
@@ -343,17 +351,18 @@ def _context_terms(index: "Index") -> sp.csr_matrix:
     return index.memo("relation-context", None, build)
 
 
-def _context_part(index: "Index", residual: str, last_slot: np.ndarray) -> np.ndarray:
+def _context_part(index: "SearchContext", residual: str, last_slot: np.ndarray) -> np.ndarray:
     terms = index.lexical.query_terms(residual) if residual else np.zeros(0, dtype=np.int64)
     contexts = _context_terms(index)
     if not len(terms) or not contexts.nnz:
         return np.zeros(len(last_slot))
     idf = index.lexical.idf(terms)
     ctx = contexts[index.graph.edge_ids[last_slot]][:, terms]
-    return np.asarray(ctx @ idf).ravel() / idf.sum()
+    share: np.ndarray = np.asarray(ctx @ idf).ravel() / idf.sum()
+    return share
 
 
-def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndarray | None:
+def _typed_share(index: "SearchContext", share: np.ndarray, types: list[str]) -> np.ndarray | None:
     """`share` kept only on edges of `types` (None when the graph has none of them); built once
     per type set and share vector."""
     wanted = tuple(index.graph.type_names.index(t) for t in types if t in index.graph.type_names)
@@ -364,7 +373,7 @@ def _typed_share(index: "Index", share: np.ndarray, types: list[str]) -> np.ndar
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
-def _name_fit(index: "Index", anchors: list[Anchor]) -> np.ndarray:
+def _name_fit(index: "SearchContext", anchors: list[Anchor]) -> np.ndarray:
     """Per record: how specific the name that made it an anchor is (the lexical idf summed over the
     name's terms; 0 for records no name picked): the question's rarest name is the note it is about."""
     out = np.zeros(index.graph.n_nodes)
@@ -379,8 +388,8 @@ def _name_fit(index: "Index", anchors: list[Anchor]) -> np.ndarray:
     return out
 
 
-def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.ndarray,
-                backward: list[int] = ()) -> np.ndarray:
+def _linked_fit(index: "SearchContext", nodes: np.ndarray, sources: list[int], fit: np.ndarray,
+                backward: Sequence[int] = ()) -> np.ndarray:
     """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it
     (or a `backward` record it has an edge straight to), / max."""
     out = np.zeros(len(nodes))
@@ -404,7 +413,7 @@ def _linked_fit(index: "Index", nodes: np.ndarray, sources: list[int], fit: np.n
 
 
 # ---- the ranking -----------------------------------------------------------------------------------
-def relation_rank(index: "Index", query: str, limit: int | None = 10, params: dict | None = None,
+def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, params: dict[str, Any] | None = None,
                   dense_scores: np.ndarray | None = None, dense: bool = True) -> RelationRanking:
     """The relation lane's ranking of `query` (parameters: `RELATION_PARAMS`; see the module docstring).
 
@@ -427,7 +436,10 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     weights, share = effective_weights(index)
     bm25 = index.lexical.bm25_scores(query)
     seeds = _entry_seeds(index, query, p["n_seeds"], dense_scores if use_dense else None, use_dense, bm25)
-    cue, types, residual, inward = None, [], "", set()
+    cue: dict[str, Any] | None = None
+    types: list[str] = []
+    residual = ""
+    inward: set[int] = set()
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
         named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior))
@@ -437,12 +449,13 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     out = RelationRanking([], [], seeds, cue, residual, weights, p)
     if not positions:
         return out
-    act = activate(index.graph, positions, p["hops"], p["decay"], weights, index.id_rank, share)
-    named = [a.position for a in seeds if a.why == "name"]
-    back = (sorted(inward) if p["direction"] == "cue" else named if p["direction"] == "both" else []) \
+    fwd = activate(index.graph, positions, p["hops"], p["decay"], weights, index.id_rank, share)
+    act: Activation | Reach = fwd
+    named_pos = [a.position for a in seeds if a.why == "name"]
+    back = (sorted(inward) if p["direction"] == "cue" else named_pos if p["direction"] == "both" else []) \
         if p["rank"] == "query-aware" else []
     if back:  # the question asks what links to a note it names: its in-links are candidates too
-        act = merge(act, activate_in(index.graph, _reversed(index), back, p["hops"], p["decay"], weights,
+        act = merge(fwd, activate_in(index.graph, _reversed(index), back, p["hops"], p["decay"], weights,
                                      index.id_rank))
         out.params["backward_from"] = [index.ids[b] for b in back]
     if not len(act):
@@ -456,20 +469,20 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
     parts = {"graph": _scaled(act.activation), "hop": p["decay"] ** (act.hops - 1.0),
              "type": np.zeros(len(act)), "dense": np.zeros(len(act))}
     typed = _typed_share(index, share, types)
-    if typed is not None and named:
-        t = activate(index.graph, named, p["hops"], p["decay"], weights, index.id_rank, typed)
+    if typed is not None and named_pos:
+        t = activate(index.graph, named_pos, p["hops"], p["decay"], weights, index.id_rank, typed)
         parts["type"][np.isin(act.nodes, t.nodes)] = 1.0
     parts["context"] = _context_part(index, residual, act.last_slot)
     parts["text"] = _scaled(index.lexical.bm25_scores(residual)[act.nodes]) if residual else np.zeros(len(act))
     if dense_scores is not None:
         parts["dense"] = _scaled(np.asarray(dense_scores, dtype=np.float64)[act.nodes], minmax=True)
     fit = np.asarray(prior, dtype=np.float64)
-    parts["anchor"] = _linked_fit(index, act.nodes, named, fit)
+    parts["anchor"] = _linked_fit(index, act.nodes, named_pos, fit)
     parts["seed"] = _linked_fit(index, act.nodes, [a.position for a in seeds if a.why != "name"], fit)
-    shown = PARTS
+    shown: tuple[str, ...] = PARTS
     score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
     if p["name_weight"]:
-        parts["name"] = _linked_fit(index, act.nodes, named, _name_fit(index, seeds), back)
+        parts["name"] = _linked_fit(index, act.nodes, named_pos, _name_fit(index, seeds), back)
         score = score + p["name_weight"] * parts["name"]
         shown = (*PARTS, "name")
     if p["hub_damping"]:
@@ -477,7 +490,7 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
         score = score * parts["hub"]
         shown = (*shown, "hub")
     order = np.lexsort((tie, -score))
-    order = order[~np.isin(act.nodes[order], named)][:limit]  # what the question names is not its answer
+    order = order[~np.isin(act.nodes[order], named_pos)][:limit]  # what the question names is not its answer
     out.hits = [act.hit(j, r, score[j]) for r, j in enumerate(order.tolist(), start=1)]
     out.parts = [{k: round(float(parts[k][j]), 6) for k in shown} for j in order]
     return out
@@ -485,7 +498,7 @@ def relation_rank(index: "Index", query: str, limit: int | None = 10, params: di
 
 @register("relation", "the relation lane as a ranking: records reached through >= 1 graph edge from the "
           "question's anchors and entry seeds, query-aware (default) or by raw activation", *RELATION_PARAMS,
-          needs=("graph",))
-def _relation(index: "Index", query: str, k: int | None, params: dict) -> Ranking:
+          needs=(Capability.TERM_STATISTICS, Capability.GRAPH))
+def _relation(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     r = relation_rank(index, query, k, params)
     return Ranking(np.array([h.node for h in r.hits], dtype=np.int64), np.array([h.activation for h in r.hits]))

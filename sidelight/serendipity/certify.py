@@ -50,10 +50,9 @@ the exact Poisson interval of the summed placebo passes, over draws x target pas
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -63,10 +62,9 @@ if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so openi
 from ..errors import InputError
 from ..progress import progress_bar
 from .calibration import evidence_by_bin, fdr_thresholds, poisson_ratio_ci
+from .evidence import Profile, lookup_cells, pair_stats, profile, tail_evidence  # noqa: F401 (certify's vocabulary)
 from .rules import (SpanChecker, cap_per_record, graph_distances, kinship_neighbours, near_by_kinship,  # noqa: F401
                     shared_neighbours, word_tokens)
-
-LN10 = math.log(10.0)
 
 # The certificate's thresholds, from the serendipity seed document (shared/seeds/heart-of-gold-serendipity.txt,
 # "The certificate"):
@@ -106,45 +104,6 @@ class CertConfig:
 
 
 @dataclass
-class Profile:
-    """Per-(record, marker) statistics at one resolution, as sparse (records x markers) matrices."""
-
-    count: sp.csr_matrix  # active chunks
-    total: sp.csr_matrix  # summed activation
-    evidence: sp.csr_matrix  # -log10 binomial tail (only where count >= 1)
-    p: np.ndarray  # (markers,) share of chunks where active
-    n: np.ndarray  # (records,) chunks per record
-
-
-def profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matrix) -> Profile:
-    import scipy.sparse as sp
-    codes = sp.csr_matrix(codes)
-    n_chunks, m = codes.shape
-    P = sp.csr_matrix((np.ones(n_chunks, np.float32), (chunk_record, np.arange(n_chunks))),
-                      shape=(n_records, n_chunks))
-    binary = codes.copy()
-    binary.data = np.ones_like(binary.data)
-    count = (P @ binary).tocsr()
-    total = (P @ codes).tocsr()
-    p = np.asarray(binary.sum(axis=0), dtype=np.float64).ravel() / max(n_chunks, 1)
-    n = np.bincount(chunk_record, minlength=n_records).astype(np.float64)
-    count.sort_indices()
-    total.sort_indices()
-    ev = count.copy().astype(np.float64)
-    rows = np.repeat(np.arange(n_records), np.diff(count.indptr))
-    ev.data = tail_evidence(count.data, n[rows], p[count.indices])
-    return Profile(count, total, ev, p, n)
-
-
-def tail_evidence(c, n, p) -> np.ndarray:
-    """-log10 P(Binomial(n, p) >= c)."""
-    # scipy.stats is imported here, not at module level: it takes most of a second, and the CLI
-    # imports this module at start-up for the certificate's defaults.
-    from scipy import stats
-    return -stats.binom.logsf(np.asarray(c) - 1, np.asarray(n), np.asarray(p)) / LN10
-
-
-@dataclass
 class Candidates:
     a: np.ndarray
     b: np.ndarray
@@ -155,23 +114,6 @@ class Candidates:
     incidences: int  # (pair, marker) incidences with the multi-chunk rule met
     single_chunk_incidences: int  # pairs sharing a marker where some side has it in one chunk only
     skipped_markers: int
-
-
-def pair_stats(prof: Profile, a: np.ndarray, b: np.ndarray, f: np.ndarray, min_chunks: int) -> tuple:
-    """(count_a, count_b, evidence, chance) of marker f for pairs (a, b); 0 counts where inactive."""
-    ca = _lookup(prof.count, a, f)
-    cb = _lookup(prof.count, b, f)
-    ea = _lookup(prof.evidence, a, f)
-    eb = _lookup(prof.evidence, b, f)
-    p = prof.p[f]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        chance = (ca / prof.n[a]) * (cb / prof.n[b]) / np.maximum(p * p, 1e-300)
-    chance = np.where((ca > 0) & (cb > 0), chance, 0.0)
-    return ca, cb, ea + eb, chance
-
-
-def _lookup(m: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    return np.asarray(m[rows, cols], dtype=np.float64).ravel() if len(rows) else np.zeros(0)
 
 
 def candidates(prof: Profile, vectors: np.ndarray, config: CertConfig, progress: bool = False) -> Candidates:
@@ -285,9 +227,9 @@ class Certificate:
     config: dict
     summary: dict
     pairs: dict  # column name -> array (certified pairs only)
-    edges: np.ndarray = field(repr=False, default=None)
-    thresholds: np.ndarray = field(repr=False, default=None)
-    placebo: dict = field(repr=False, default=None)  # a, b, draw, kinship_bin, evidence_rel of placebo passes
+    edges: np.ndarray | None = field(repr=False, default=None)
+    thresholds: np.ndarray | None = field(repr=False, default=None)
+    placebo: dict | None = field(repr=False, default=None)  # a, b, draw, kinship_bin, evidence_rel of placebo passes
 
     @property
     def passed(self) -> bool:
@@ -350,7 +292,7 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
         "kinship_pctile": 100.0 * np.searchsorted(kin_sorted, cand.kinship[sel], side="right") / max(len(kin_sorted), 1),
         "kinship_bin": res.bins[sel],
         "act_symmetry": _symmetry(prof, a, b, f),
-        "count_a": _lookup(prof.count, a, f).astype(np.int64), "count_b": _lookup(prof.count, b, f).astype(np.int64),
+        "count_a": lookup_cells(prof.count, a, f).astype(np.int64), "count_b": lookup_cells(prof.count, b, f).astype(np.int64),
         "distance": res.distance[sel],
         "shared_neighbours": shared_neighbours(adj, a, b),
     }
@@ -360,7 +302,8 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     # placebo: fresh placebo corpora through the whole test
     t1 = time.perf_counter()
     target = int(len(sel))
-    placebo_runs, placebo_hits = [], []
+    placebo_runs: list[dict[str, Any]] = []
+    placebo_hits: list[tuple[np.ndarray, ...]] = []
     with progress_bar(config.placebo_draws, "placebo corpora", progress) as advance:
         for d in range(config.placebo_draws):
             pc = placebo(1, d)
@@ -379,8 +322,8 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
             f"{config.neighbours} nearest records by kinship) through the same test; thresholds calibrated "
             f"on {config.calibration_draws} other placebo corpora at placebo/target <= {config.fdr:g} per kinship bin")
     failed = target == 0 or mean_placebo >= config.placebo_ratio * target
-    placebo = {k: np.concatenate([h[j] for h in placebo_hits]) if placebo_hits else np.zeros(0)
-               for j, k in enumerate(("a", "b", "draw", "kinship_bin", "evidence_rel"))}
+    placebo_passes = {k: np.concatenate([h[j] for h in placebo_hits]) if placebo_hits else np.zeros(0)
+                      for j, k in enumerate(("a", "b", "draw", "kinship_bin", "evidence_rel"))}
     note = ""
     if len(population) < 0.25 * n_records:
         note = (f"only {len(population)} of {n_records} records have {config.min_chunks} or more chunks, which the "
@@ -401,17 +344,17 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
                  f"not applied (no link graph); instead not among each other's {config.neighbour_rule} nearest by kinship",
         "kinship_edges": [float(x) for x in edges], "thresholds": [float(x) for x in thresholds],
         "evidence_by_bin": by_bin, "target_passes_by_bin": np.bincount(res.bins[sel], minlength=n_bins).tolist(),
-        "placebo_passes_by_bin": (np.bincount(placebo["kinship_bin"].astype(np.int64), minlength=n_bins)
+        "placebo_passes_by_bin": (np.bincount(placebo_passes["kinship_bin"].astype(np.int64), minlength=n_bins)
                                   / max(config.placebo_draws, 1)).tolist(),
         "resolutions": ks, "seconds": {"target": round(t_target, 2), "placebo": round(t_placebo, 2),
                                        "total": round(time.perf_counter() - t0, 2)},
     }
-    return Certificate(asdict(config), summary, pairs, edges, thresholds, placebo)
+    return Certificate(asdict(config), summary, pairs, edges, thresholds, placebo_passes)
 
 
 def _symmetry(prof: Profile, a, b, f) -> np.ndarray:
-    ma = _lookup(prof.total, a, f) / np.maximum(_lookup(prof.count, a, f), 1)
-    mb = _lookup(prof.total, b, f) / np.maximum(_lookup(prof.count, b, f), 1)
+    ma = lookup_cells(prof.total, a, f) / np.maximum(lookup_cells(prof.count, a, f), 1)
+    mb = lookup_cells(prof.total, b, f) / np.maximum(lookup_cells(prof.count, b, f), 1)
     return np.minimum(ma, mb) / np.maximum(np.maximum(ma, mb), 1e-12)
 
 

@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ..progress import progress_bar
 
 DEFAULT_BUDGET = 96
@@ -94,7 +95,9 @@ def split_text(text: str, budget: int, count: Callable[[Sequence[str]], list[int
             pieces.extend((x, y, m) for (x, y), m in zip(sub, sub_n))
         else:
             pieces.append((a, b, n))
-    windows, cur, used = [], None, 0
+    windows: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    used = 0
     for a, b, n in pieces:
         if cur is not None and used + n <= budget:
             cur = (cur[0], b)
@@ -103,7 +106,8 @@ def split_text(text: str, budget: int, count: Callable[[Sequence[str]], list[int
             if cur is not None:
                 windows.append(cur)
             cur, used = (a, b), n
-    windows.append(cur)
+    if cur is not None:
+        windows.append(cur)
     return windows
 
 
@@ -120,6 +124,12 @@ class Chunks:
 
     def __len__(self) -> int:
         return len(self.record)
+
+    def encoded(self) -> np.ndarray:
+        """The chunk vectors (InputError before the chunks are encoded)."""
+        if self.vectors is None:
+            raise InputError("serendipity chunks are not encoded yet; run `sidelight certify INDEX`")
+        return self.vectors
 
     def texts(self, records) -> list[str]:
         return [self.text(records, i) for i in range(len(self))]

@@ -10,7 +10,7 @@ tokens joined by `` · ``. Top records: by summed activation of f over their chu
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,7 +56,8 @@ def label_markers(codes: sp.csr_matrix, texts: list[str], chunk_record: np.ndarr
     for f in range(codes.shape[1]):
         s, e = csc.indptr[f], csc.indptr[f + 1]
         rows, vals = csc.indices[s:e], csc.data[s:e]
-        info = {"marker": f, "active_chunks": int(e - s), "label": "(dead)", "tokens": [], "top_records": []}
+        info: dict[str, Any] = {"marker": f, "active_chunks": int(e - s), "label": "(dead)", "tokens": [],
+                                "top_records": []}
         if e > s:
             top = rows[np.argsort(-vals, kind="stable")[:top_chunks]]
             tf = np.asarray(X[top].sum(axis=0)).ravel()

@@ -30,7 +30,7 @@ import numpy as np
 if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
     import scipy.sparse as sp
 
-from .certify import Profile, profile
+from .evidence import Profile, profile
 
 
 def placebo_profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matrix, neighbours: np.ndarray,

@@ -56,22 +56,16 @@ def get_floor(index, query: str, n: int = DEFAULT_N, pool: int = DEFAULT_POOL,
 
 def best_chunk(ser: Serendipity, record: int, qvec: np.ndarray | None = None, marker: int | None = None) -> int:
     """The record's chunk closest to the query, or the one where `marker` is strongest."""
-    offs = _offsets(ser)
+    offs = ser.chunk_offsets()
     lo, hi = int(offs[record]), int(offs[record + 1])
     if hi <= lo:
         return -1
     if marker is not None:
-        col = np.asarray(ser.codes[lo:hi, marker].todense()).ravel()
+        col = np.asarray(ser.require_codes()[lo:hi, marker].todense()).ravel()
         return lo + int(np.argmax(col))
     if qvec is None:
         return lo
-    return lo + int(np.argmax(np.asarray(ser.chunks.vectors[lo:hi]) @ qvec))
-
-
-def _offsets(ser: Serendipity) -> np.ndarray:
-    if getattr(ser, "_offs", None) is None:
-        ser._offs = ser.chunks.offsets(len(ser.index.corpus))
-    return ser._offs
+    return lo + int(np.argmax(np.asarray(ser.require_chunks().encoded()[lo:hi]) @ qvec))
 
 
 def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_id: str = "default",
@@ -102,7 +96,7 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
         c = best_chunk(ser, p, qvec)
         floor_chunks[p] = c
         if c >= 0:
-            row = ser.codes[c]
+            row = ser.require_codes()[c]
             for f in row.indices[row.data > 0]:
                 support[int(f)] = support.get(int(f), 0) + 1
     profile = qm | {f for f, k in support.items() if k >= min_floor_support}
@@ -110,11 +104,11 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
                            rng_for(seed, query, "seats"), db.ruled_markers(), db.ruled_pairs(), ids)
     graph_applied = cert.summary.get("graph", "").startswith("applied")
     seated = []
-    for s in seating.seats:
-        c = best_chunk(ser, s.seated_pos, marker=s.marker)
-        seated.append({"id": ids[s.seated_pos], "position": s.seated_pos, "chunk": c, "marker": s.marker,
-                       "label": ser.label(s.marker), "floor_end": ids[s.floor_pos], "pair": s.pair,
-                       "signature": list(s.signature)})
+    for seat in seating.seats:
+        c = best_chunk(ser, seat.seated_pos, marker=seat.marker)
+        seated.append({"id": ids[seat.seated_pos], "position": seat.seated_pos, "chunk": c, "marker": seat.marker,
+                       "label": ser.label(seat.marker), "floor_end": ids[seat.floor_pos], "pair": seat.pair,
+                       "signature": list(seat.signature)})
     items = [{"id": ids[p], "title": records[p].title, "text": _chunk_text(ser, floor_chunks[p], p)}
              for p in floor.positions]
     items += [{"id": s["id"], "title": records[s["position"]].title, "text": _chunk_text(ser, s["chunk"], s["position"])}
@@ -137,7 +131,7 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
 def _chunk_text(ser: Serendipity, c: int, p: int) -> str:
     if c is None or c < 0:
         return ser.index.corpus.records[p].text[:600]
-    return ser.chunks.text(ser.index.corpus.records, c)
+    return ser.require_chunks().text(ser.index.corpus.records, c)
 
 
 def check_hash(answer_sha256) -> str:

@@ -18,7 +18,8 @@ class SpanChecker:
     """Shared verbatim spans of >= L word tokens between two records (hashes of L-grams)."""
 
     def __init__(self, tokens: Callable[[int], Sequence[str]], length: int):
-        self.tokens, self.length, self._cache = tokens, length, {}
+        self.tokens, self.length = tokens, length
+        self._cache: dict[int, set[int]] = {}
 
     def grams(self, r: int) -> set:
         g = self._cache.get(r)

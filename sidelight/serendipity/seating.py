@@ -17,6 +17,7 @@ A failed certificate is refused (`CertificateRefused`).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,8 +92,8 @@ def rng_for(seed: int, query: str, purpose: str) -> np.random.Generator:
 
 
 def select_seats(pairs: dict, floor: set[int], profile: set[int], dial: int, usage: dict[int, int],
-                 rng: np.random.Generator, ruled_markers: set[int] = frozenset(),
-                 ruled_pairs: set[tuple] = frozenset(), ids=None) -> Seating:
+                 rng: np.random.Generator, ruled_markers: AbstractSet[int] = frozenset(),
+                 ruled_pairs: AbstractSet[tuple] = frozenset(), ids=None) -> Seating:
     """Pure seating over certificate pair columns (a, b, marker, signature); see the module docstring."""
     if not (0 <= int(dial) <= MAX_DIAL):
         raise InputError(f"dial must be between 0 and {MAX_DIAL}, got {dial}")
@@ -130,13 +131,13 @@ def select_seats(pairs: dict, floor: set[int], profile: set[int], dial: int, usa
         m = int(ms[rng.integers(len(ms))])
         rows = list(left.pop(m))
         while rows:
-            i = rows.pop(int(rng.integers(len(rows))))
-            fpos, spos = (int(a[i]), int(b[i])) if on_a[i] else (int(b[i]), int(a[i]))
+            row = rows.pop(int(rng.integers(len(rows))))
+            fpos, spos = (int(a[row]), int(b[row])) if on_a[row] else (int(b[row]), int(a[row]))
             if spos in seated:
                 continue
             seated.add(spos)
-            signature = tuple(int(x) for x in sig[i])
-            out.seats.append(Seat(i, m, fpos, spos, signature))
+            signature = tuple(int(x) for x in sig[row])
+            out.seats.append(Seat(row, m, fpos, spos, signature))
             class_seats[signature] = class_seats.get(signature, 0) + 1
             break
         else:

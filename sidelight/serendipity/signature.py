@@ -10,7 +10,7 @@ import numpy as np
 if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
     import scipy.sparse as sp
 
-from .certify import pair_stats, profile, tail_evidence
+from .evidence import pair_stats, profile, tail_evidence
 
 
 def signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config):

@@ -120,6 +120,37 @@ class Serendipity:
         self.meta: dict[str, dict] = {}
         self._embedder = None
         self._resolutions: dict[int, sp.csr_matrix] = {}
+        self._offsets: np.ndarray | None = None
+
+    # ---- the loaded stages (InputError naming the stage when it is not there) ---------------------
+    def _missing(self, stage: str) -> InputError:
+        return InputError(f"no serendipity {stage} loaded; run `sidelight certify {self.index.path}` first")
+
+    def require_chunks(self) -> Chunks:
+        if self.chunks is None:
+            raise self._missing("chunks")
+        return self.chunks
+
+    def require_sae(self) -> SAE:
+        if self.sae is None:
+            raise self._missing("SAE")
+        return self.sae
+
+    def require_codes(self) -> sp.csr_matrix:
+        if self.codes is None:
+            raise self._missing("codes")
+        return self.codes
+
+    def require_certificate(self) -> Certificate:
+        if self.certificate is None:
+            raise self._missing("certificate")
+        return self.certificate
+
+    def chunk_offsets(self) -> np.ndarray:
+        """offsets[r]:offsets[r + 1] are record r's chunk rows (computed once)."""
+        if self._offsets is None:
+            self._offsets = self.require_chunks().offsets(len(self.index.corpus))
+        return self._offsets
 
     # ---- the embedder and record vectors -------------------------------------------------------
     def embedder(self):
@@ -137,7 +168,7 @@ class Serendipity:
         import scipy.sparse as sp
         if self.index.dense is not None:
             return np.asarray(self.index.dense.vectors, np.float32), "index dense vectors"
-        ch = self.chunks
+        ch = self.require_chunks()
         n = len(self.index.corpus)
         P = sp.csr_matrix((np.ones(len(ch)), (ch.record, np.arange(len(ch)))), shape=(n, len(ch)))
         v = np.asarray(P @ np.asarray(ch.vectors, np.float64), np.float32)
@@ -189,11 +220,12 @@ class Serendipity:
         if (not rebuild and meta and meta.get("chunks") == up and meta.get("config") == want["config"]
                 and meta.get("sae_sha256")):  # an SAE saved before it was pinned by hash is trained again
             self._load_sae(folder, meta)
-            return self.sae
-        x = np.asarray(self.chunks.vectors, np.float32)
+            return self.require_sae()
+        chunks = self.require_chunks()
+        x = np.asarray(chunks.vectors, np.float32)
         sae = train_sae(x, self.config.sae, progress)
         codes = sae.encode(x)
-        labels = label_markers(codes, self.chunks.texts(self.index.corpus.records), np.asarray(self.chunks.record),
+        labels = label_markers(codes, chunks.texts(self.index.corpus.records), np.asarray(chunks.record),
                                len(self.index.corpus))
         digest = sae.sha256()
         meta = {**want, "stats": sae.stats, "sae_sha256": digest, "codes_sha256": _codes_sha256(codes),
@@ -206,13 +238,13 @@ class Serendipity:
 
         _write(folder, meta, write)
         self._load_sae(folder, meta)
-        return self.sae
+        return self.require_sae()
 
     def _load_sae(self, folder: Path, meta: dict) -> None:
         import scipy.sparse as sp
-        self.sae = SAE.load(folder, meta.get("stats"))
+        sae = self.sae = SAE.load(folder, meta.get("stats"))
         want = meta.get("sae_sha256")
-        if want is None or self.sae.sha256() != want:
+        if want is None or sae.sha256() != want:
             raise InputError(f"{folder}/sae.npz does not match the sha256 its meta.json pins "
                              f"({'none recorded' if want is None else want[:16]}); "
                              f"run `sidelight certify {self.index.path} --rebuild`")
@@ -224,7 +256,8 @@ class Serendipity:
     def resolutions(self) -> dict[int, sp.csr_matrix]:
         if not self._resolutions:
             for k in self.config.ks():
-                self._resolutions[k] = self.codes if k >= self.sae.k else top_k_codes(self.codes, k)
+                codes = self.require_codes()
+                self._resolutions[k] = codes if k >= self.require_sae().k else top_k_codes(codes, k)
         return self._resolutions
 
     def ensure_certificate(self, progress: bool = False, rebuild: bool = False) -> Certificate:
@@ -237,12 +270,13 @@ class Serendipity:
         if (not rebuild and meta and all(meta.get(k) == v for k, v in want.items())
                 and _same_null(meta)):
             self._load_certificate(folder, meta)
-            return self.certificate
+            return self.require_certificate()
         vectors, how = self.record_vectors()
         records = self.index.corpus.records
         adj = self.index.graph.undirected() if self.index.graph.n_edges else None
         with one_blas_thread():  # kinship neighbours are BLAS products: one thread, as the SAE
-            cert = run_certificate(np.asarray(self.chunks.record), len(records), self.codes, vectors, adj,
+            cert = run_certificate(np.asarray(self.require_chunks().record), len(records), self.require_codes(),
+                                   vectors, adj,
                                    lambda r: word_tokens(record_text(records[r])), self.resolutions(),
                                    self.config.cert, progress)
         cert.summary["kinship_vectors"] = how
@@ -254,11 +288,11 @@ class Serendipity:
 
         def write(tmp: Path) -> None:
             np.savez(tmp / "pairs.npz", **cert.pairs)
-            np.savez(tmp / "placebo.npz", **cert.placebo)
+            np.savez(tmp / "placebo.npz", **(cert.placebo or {}))
 
         _write(folder, meta, write)
         self._load_certificate(folder, meta)
-        return self.certificate
+        return self.require_certificate()
 
     def _load_certificate(self, folder: Path, meta: dict) -> None:
         z = np.load(folder / "pairs.npz")
@@ -294,7 +328,7 @@ class Serendipity:
         """Markers active in the query's SAE code (the query embedded as a query)."""
         if vec is None:
             vec = self.embedder().encode([query], kind="query")[0]
-        idx, vals = self.sae.topk(np.asarray(vec, np.float32)[None, :])
+        idx, vals = self.require_sae().topk(np.asarray(vec, np.float32)[None, :])
         return {int(i) for i, v in zip(idx[0], vals[0]) if v > 0}
 
     def label(self, f: int) -> str:

@@ -83,6 +83,7 @@ def rule_out(db: SerDB, who: str, marker: int | None = None, pair: tuple[str, st
         db.write("INSERT INTO ser_rulings (created_at, kind, marker, who, reason) VALUES (?,?,?,?,?)",
                  (now(), "marker", int(marker), who, reason))
         return {"ruled_out": f"f{int(marker)}"}
+    assert pair is not None  # exactly one of marker and pair is given (checked above)
     a, b = sorted(pair)
     db.write("INSERT INTO ser_rulings (created_at, kind, a_id, b_id, who, reason) VALUES (?,?,?,?,?,?)",
              (now(), "pair", a, b, who, reason))
@@ -98,7 +99,7 @@ def reserve_calibration(db: SerDB, certificate_id: str, pairs: dict, ids, size: 
         return have
     n = len(pairs["a"])
     rng = np.random.default_rng(seed)
-    pick = np.sort(rng.choice(n, size=min(size, n), replace=False)) if n else []
+    pick = np.sort(rng.choice(n, size=min(size, n), replace=False)) if n else np.zeros(0, np.int64)
     rows = [tuple(sorted((ids[int(pairs["a"][i])], ids[int(pairs["b"][i])]))) + (int(pairs["marker"][i]),) for i in pick]
     db.write_many([("INSERT OR IGNORE INTO ser_calibration VALUES (?,?,?,?,?)", (certificate_id, a, b, m, seed))
                    for a, b, m in rows])

@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request, cookie_parser
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -376,7 +376,7 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         yield
 
     GP = ["GET", "POST"]
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
@@ -402,8 +402,8 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
     if site is not None:
         routes.append(Mount("/site", app=StaticFiles(directory=str(site), html=True)))
     middleware = [Middleware(Guard, allowed_hosts=allowed_hosts, access_token=access_token, cookie_login=True)]
-    app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={ApiError: on_api_error, HTTPException: on_http_error, Exception: on_crash},
+    handlers: dict[Any, Any] = {ApiError: on_api_error, HTTPException: on_http_error, Exception: on_crash}
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers,
                     lifespan=lifespan)
     app.state.service = service
     app.state.page_token = page_token

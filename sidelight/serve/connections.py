@@ -53,6 +53,8 @@ class SerendipityLane:
         except ApiError as exc:
             return {"status": "absent", "reason": exc.message}
         cert = ser.certificate
+        if cert is None:
+            return {"status": "absent", "reason": "no certificate stored"}
         s = cert.summary or {}
         return {"status": "pass" if cert.passed else "fail", "id": ser.meta.get("certificate", {}).get("id"),
                 "target_passes": s.get("target_passes"), "placebo_mean": s.get("placebo_mean"), "rule": s.get("rule")}

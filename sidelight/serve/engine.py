@@ -94,10 +94,11 @@ class Service:
 
             new = Index.load(old.path)
             reopen = getattr(getattr(old, "fanout", None), "shards", None)
-            if hasattr(reopen, "reopen"):  # shards served elsewhere (Ray) follow to the new generation
-                new.fanout.shards = reopen.reopen(new)
-            if new.dense is not None and old.dense is not None and new.dense.identity == old.dense.identity:
-                new.dense._embedder = old.dense._embedder  # the same query model: keep it loaded
+            fanout = getattr(new, "fanout", None)
+            if reopen is not None and hasattr(reopen, "reopen") and fanout is not None:  # Ray shards follow
+                fanout.shards = reopen.reopen(new)
+            if new.dense is not None and old.dense is not None:
+                new.dense.reuse_embedder(old.dense)  # the same query model: keep it loaded
                 self.dense.store = new.dense
             else:
                 self.dense = DenseModel(new.dense, self._dense_loader)

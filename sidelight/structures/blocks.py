@@ -5,7 +5,7 @@ transpose); at a million records that is several GB. `build_lexical_folder` writ
 files `LexicalIndex.save` writes, bit for bit, while holding only the vocabulary, a few arrays of
 one value per record or term, and one block:
 
-1. **Count.** Records are tokenized and counted `block` at a time (`lexical._count`, the build's
+1. **Count.** Records are tokenized and counted `block` at a time (`lexical.count_matrix`, the build's
    fast path, with one vocabulary and one raw-token table across blocks, so term ids are those of a
    single pass and each distinct raw token is tokenized once). Each
    block's counts are spilled to a raw file by plain writes, and its document lengths and
@@ -26,7 +26,7 @@ memory map, whose dirty pages would count against the process), and read back wi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Iterable
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable
 
 import numpy as np
 
@@ -35,13 +35,13 @@ if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so openi
 
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels
-from .lexical import BM25Params, RawTerms, _count, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
+from .lexical import BM25Params, RawTerms, count_matrix, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
 
 BLOCK = 8192  # records counted per block
 BUDGET = 1 << 21  # postings weighed and transposed per term range (2.1M: about 100 MB of buffers)
 
 
-def _index_dtype(*extents: int) -> type:
+def _index_dtype(*extents: int) -> type[np.signedinteger[Any]]:
     """int32 while every index fits, as scipy chooses for its sparse matrices (same kernel signatures)."""
     return np.int32 if max(extents, default=0) < np.iinfo(np.int32).max else np.int64
 
@@ -84,7 +84,7 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
 
     def flush() -> None:
         nonlocal df
-        m = _count(batch, tokenizer, vocab, None, seen)
+        m = count_matrix(batch, tokenizer, vocab, None, seen)
         m.data.astype(np.int32).tofile(spill["data"])
         m.indices.astype(np.int32).tofile(spill["indices"])
         per_row = np.diff(m.indptr)
@@ -146,8 +146,8 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
                 for part, values in (("rows", rows), ("terms", terms), ("tf", tf)):
                     with open(buckets[r][part], "ab") as f:
                         values[pick].tofile(f)
-    for f in raw.values():
-        f.close()
+    for reader in raw.values():
+        reader.close()
     for name, out in tf_out.items():
         out.close()
         (folder / f".{name}.raw").unlink()

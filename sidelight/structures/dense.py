@@ -153,6 +153,15 @@ class DenseStore:
         contiguous = windows.dtype == np.float32 and windows.flags.c_contiguous
         self.windows = windows if contiguous else np.ascontiguousarray(windows, dtype=np.float32)  # maps stay maps
 
+    def loaded_embedder(self) -> "Embedder | None":
+        """The query encoder if it is loaded already (None: not yet; nothing is loaded here)."""
+        return self._embedder
+
+    def reuse_embedder(self, other: "DenseStore") -> None:
+        """Take `other`'s loaded query encoder when both stores were encoded by the same model (a reload)."""
+        if other.identity == self.identity and other._embedder is not None:
+            self._embedder = other._embedder
+
     def embedder(self) -> "Embedder":
         """The query encoder, loaded once and checked against the index's model identity."""
         if self._embedder is None:
@@ -204,7 +213,7 @@ class DenseStore:
     def window_cosines(self, position: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(section of each window, its cosine with `q`) for the windows of the record at `position`
         (empty without section windows)."""
-        if self.window_section is None or self.window_owner is None:
+        if self.window_section is None or self.window_owner is None or self.windows is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         lo, hi = np.searchsorted(self.window_owner, [position, position + 1])
         return np.asarray(self.window_section[lo:hi]), cosines(np.asarray(self.windows[lo:hi]), q)
@@ -213,7 +222,7 @@ class DenseStore:
         """Cosine of a query vector with every record (see `cosines`); with passages, a record's
         largest cosine over its windows."""
         s = cosines(self.vectors, q)
-        if self.windows is not None and len(self.windows):
+        if self.windows is not None and self.window_owner is not None and len(self.windows):
             np.maximum.at(s, self.window_owner, cosines(self.windows, q))
         return s
 
@@ -239,7 +248,7 @@ class DenseStore:
                 self._ann = AnnIndex.load(folder, meta, *self.vectors.shape)
                 self._ann_source = None
             else:
-                self.build_ann(self.ann_params)
+                return self.build_ann(self.ann_params)
         return self._ann
 
     def _ann_stale(self) -> None:
@@ -279,7 +288,7 @@ class DenseStore:
         np.save(folder / "vectors.npy", np.ascontiguousarray(self.vectors, dtype=np.float32))
         meta = {"spec": self.spec, "identity": self.identity, "truncated_docs": self.truncated_docs,
                 "shape": list(self.vectors.shape)}
-        if self.passages is not None:
+        if self.passages is not None and self.window_owner is not None:
             np.save(folder / "windows.npy", np.ascontiguousarray(self.windows, dtype=np.float32))
             np.save(folder / "window_owner.npy", np.ascontiguousarray(self.window_owner, dtype=np.int64))
             if self.window_section is not None:

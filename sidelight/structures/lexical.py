@@ -138,7 +138,7 @@ def write_vocab(folder: Path, vocab: list[str]) -> None:
 def count_terms(texts: list[str], tokenizer_config: TokenizerConfig, progress=None) -> tuple[list[str], sp.csr_matrix]:
     """The vocabulary (terms in order of first appearance) and the term counts of `texts` (CSR, int32)."""
     vocab: dict[str, int] = {}
-    tf = _count(texts, Tokenizer(tokenizer_config), vocab, progress)
+    tf = count_matrix(texts, Tokenizer(tokenizer_config), vocab, progress)
     return list(vocab), tf
 
 
@@ -180,7 +180,7 @@ class LexicalIndex:
     def vocab(self) -> list[str]:
         """Terms in term-id order (an opened index decodes them on first use)."""
         if self._vocab is None:
-            terms, ids = self._sorted_vocab
+            terms, ids = self._opened_vocab()
             vocab = [""] * len(ids)
             for t, i in zip(terms.tolist(), ids.tolist()):
                 vocab[i] = t
@@ -189,7 +189,13 @@ class LexicalIndex:
 
     @property
     def n_terms(self) -> int:
-        return len(self._vocab) if self._vocab is not None else len(self._sorted_vocab[1])
+        return len(self._vocab) if self._vocab is not None else len(self._opened_vocab()[1])
+
+    def _opened_vocab(self) -> tuple[StringColumn, np.ndarray]:
+        """An opened index's sorted vocabulary (one of it and `_vocab` is always there)."""
+        if self._sorted_vocab is None:
+            raise RuntimeError("lexical index: neither a vocabulary nor an opened one")
+        return self._sorted_vocab
 
     @property
     def term_id(self) -> dict[str, int]:
@@ -211,11 +217,17 @@ class LexicalIndex:
         at = sorted_position(terms, term.encode("utf-8"))
         return int(ids[at]) if at >= 0 else None
 
+    def _count_files(self) -> tuple[np.ndarray, ...]:
+        """An opened index's stored term counts (data, indices, indptr), read before any change."""
+        if self._tf_files is None:
+            raise RuntimeError("lexical index: neither term counts nor their files")
+        return self._tf_files
+
     @property
     def tf(self) -> sp.csr_matrix:
         """Raw term counts (CSR, float64), the stored truth; an opened index converts them on first use."""
         if self._tf is None:
-            data, indices, indptr = self._tf_files
+            data, indices, indptr = self._count_files()
             import scipy.sparse as sp
             self._tf = sp.csr_matrix((data.astype(np.float64), indices, indptr), shape=(self.n_docs, self.n_terms))
         return self._tf
@@ -227,7 +239,7 @@ class LexicalIndex:
         folder.mkdir()
         w = self.bm25
         if self._tf is None:  # an opened, unchanged index: its count files as they are
-            tf_data, tf_indices, tf_indptr = self._tf_files
+            tf_data, tf_indices, tf_indptr = self._count_files()
         else:
             tf_data, tf_indices, tf_indptr = self._tf.data.astype(np.int32), self._tf.indices, self._tf.indptr
         arrays = {"tf_data": tf_data, "tf_indices": tf_indices, "tf_indptr": tf_indptr,
@@ -262,9 +274,10 @@ class LexicalIndex:
             self.doc_len, self.df, self._ub, self._dense_row, self._dense = (
                 a["doc_len"], a["df"], a["ub"], a["dense_row"], a["dense"])
             c = meta.get("collection")
-            self.scope = Collection(int(c["records"]), float(c["total_length"]), self.df) if c else None
-            self.n_scored = self.scope.n_docs if c else n_docs
-            self.avgdl = self.scope.avgdl if c else float(self.doc_len.mean()) if n_docs else 0.0
+            scope = Collection(int(c["records"]), float(c["total_length"]), self.df) if c else None
+            self.scope = scope
+            self.n_scored = scope.n_docs if scope is not None else n_docs
+            self.avgdl = scope.avgdl if scope is not None else float(self.doc_len.mean()) if n_docs else 0.0
             self.bm25 = Columns(a["bm25_indptr"], a["bm25_indices"], a["bm25_data"], (n_docs, n_terms))
             if (len(self.doc_len) != n_docs or len(self.df) != n_terms or len(a["tf_indptr"]) != n_docs + 1
                     or len(self._sorted_vocab[0]) != n_terms or meta.get("terms", n_terms) != n_terms):
@@ -278,7 +291,7 @@ class LexicalIndex:
         collection scope is dropped: it no longer fits)."""
         self.scope = None
         vocab = dict(self.term_id)
-        new = _count(texts, self.tokenizer, vocab, None)
+        new = count_matrix(texts, self.tokenizer, vocab, None)
         old = self.tf.copy()
         old.resize((old.shape[0], len(vocab)))
         self._vocab, self._term_id, self._sorted_vocab = list(vocab), vocab, None
@@ -371,7 +384,7 @@ class LexicalIndex:
 
     def bm25_scores(self, query: str) -> np.ndarray:
         """The full BM25 score vector over record positions (zero where no query term occurs)."""
-        return _accumulate(self.bm25, self.query_terms(query), self.n_docs)
+        return accumulate_scores(self.bm25, self.query_terms(query), self.n_docs)
 
     def tfidf_scores(self, query: str) -> np.ndarray:
         """Cosine between the query's TF-IDF vector (each distinct term has tf 1) and every record."""
@@ -386,7 +399,7 @@ class LexicalIndex:
 
     def weighted(self, kind: str, terms: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
         """Score vector summing the `kind` ("bm25" or "tfidf") weight columns of `terms`, in their order."""
-        return _accumulate(self.bm25 if kind == "bm25" else self.tfidf, terms, self.n_docs, factors)
+        return accumulate_scores(self.bm25 if kind == "bm25" else self.tfidf, terms, self.n_docs, factors)
 
     def bm25_top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
         """Top-k BM25, positive scores only, ties by ascending id."""
@@ -402,7 +415,7 @@ class LexicalIndex:
             return _kernels.bm25_top(w.indptr, w.indices, w.data, terms, self.n_docs, k, id_rank)
         if k is not None and k > 0 and self.n_docs >= _PRUNE_MIN_DOCS and len(terms):
             return self._bm25_top_pruned(terms, k, id_rank)
-        scores = _accumulate(self.bm25, terms, self.n_docs)
+        scores = accumulate_scores(self.bm25, terms, self.n_docs)
         return top_k(scores, k, id_rank)
 
     # ---- exact top-k with pruning (large corpora) ------------------------------------------
@@ -417,16 +430,17 @@ class LexicalIndex:
         to records that already have a partial sum (Moffat & Zobel's "continue" rule). The
         survivors collect the remaining terms by lookup, dropping out as soon as partial sum plus
         remaining bounds falls below `theta`, which rises to the k-th best partial sum. The last
-        few are scored exactly as `_accumulate` does (same terms, same order, same float
+        few are scored exactly as `accumulate_scores` does (same terms, same order, same float
         additions), so scores and ties are bit-identical. Margins of 1e-9 relative keep every
         comparison on the safe side of rounding; weights are never negative, so a partial sum of
         0.0 means untouched.
         """
         w, n = self.bm25, self.n_docs
         indptr, indices, data = w.indptr, w.indices, w.data
-        acc, buf = getattr(_SCRATCH, "bufs", (None, None))
-        if acc is None or len(acc) != n:  # per thread; both all zero between queries
-            acc, buf = _SCRATCH.bufs = np.zeros(n), np.zeros(n)
+        bufs: tuple[np.ndarray, np.ndarray] | None = getattr(_SCRATCH, "bufs", None)
+        if bufs is None or len(bufs[0]) != n:  # per thread; both all zero between queries
+            bufs = _SCRATCH.bufs = np.zeros(n), np.zeros(n)
+        acc, buf = bufs
         ub = self._ub[terms]
         order = np.argsort(-ub, kind="stable")
         ranked = terms[order].tolist()
@@ -475,7 +489,7 @@ class LexicalIndex:
             kth = np.partition(part, len(part) - k)[len(part) - k]
             cand = cand[part >= kth * low]
         scores = np.zeros(len(cand))
-        for t in terms.tolist():  # query order, as in _accumulate
+        for t in terms.tolist():  # query order, as in accumulate_scores
             scores += self._lookup(t, cand, buf)
         positive = scores > 0
         return select_top(cand[positive], scores[positive], k, id_rank)
@@ -501,7 +515,7 @@ class LexicalIndex:
         return out
 
 
-def _accumulate(weights: Columns | sp.csc_matrix, terms: np.ndarray, n: int,
+def accumulate_scores(weights: Columns | sp.csc_matrix, terms: np.ndarray, n: int,
                 factors: np.ndarray | None = None) -> np.ndarray:
     """Sum the weight columns of `terms` (times `factors`); a column's row indices are unique.
 
@@ -532,7 +546,7 @@ COMPILE_FROM = 2000  # texts counted at once from which the compiled counter pay
 
 class RawTerms:
     """Raw tokens seen so far (in order of first appearance) and the term id of each (-1 when the
-    tokenizer drops it): the state `_count` keeps across calls, so a build in blocks sends each
+    tokenizer drops it): the state `count_matrix` keeps across calls, so a build in blocks sends each
     distinct raw token through the tokenizer once, not once per block."""
 
     def __init__(self, compile: bool = True) -> None:
@@ -542,7 +556,7 @@ class RawTerms:
         self.term_of_raw = np.zeros(0, dtype=np.int32)
 
 
-def _count(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progress,
+def count_matrix(texts: list[str], tokenizer: Tokenizer, vocab: dict[str, int], progress,
            seen: RawTerms | None = None) -> sp.csr_matrix:
     """Term counts of `texts` as CSR (int32 counts), growing `vocab` in order of first appearance.
 

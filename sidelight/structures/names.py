@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import AbstractSet, Iterable
 
 import ahocorasick
 
@@ -73,7 +73,7 @@ class NameMatcher:
             self._auto.make_automaton()
         self.n_names = len(owners)
 
-    def find(self, text: str, skip: set[int] = frozenset()) -> list[NameMatch]:
+    def find(self, text: str, skip: AbstractSet[int] = frozenset()) -> list[NameMatch]:
         """Names in `text`, leftmost-longest, non-overlapping; tokens in `skip` are never part of one."""
         toks = name_tokens(text)
         if not self.n_names or not toks:
@@ -90,7 +90,7 @@ class NameMatcher:
                 begin = end_char - len(key) - 1  # offset of the match's leading space
                 s = starts[begin]
                 span = (s, s + key.count(" ") + 1)
-                if span not in found and not skip.intersection(range(*span)):
+                if span not in found and not any(t in skip for t in range(*span)):
                     found[span] = NameMatch(span[0], span[1], key, positions)
         chosen: list[NameMatch] = []
         taken: set[int] = set()

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from typing import Any
 from importlib import resources
 
 from ..errors import InputError
@@ -46,7 +47,7 @@ class Tokenizer:
         self.config = config
         self._stop = stopwords(config.stopwords) if config.stopwords else frozenset()
         self._stem_cache: dict[str, str] = {}
-        self._stemmer = None
+        self._stemmer: Any = None  # PyStemmer ships no type information
         if config.stem:
             import Stemmer  # PyStemmer
 

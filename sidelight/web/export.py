@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -34,7 +35,7 @@ from ..index import Index, store
 from ..index.sharded import ShardedIndex
 from ..methods import method_spec
 from ..lanes.registry import lanes
-from ..methods.relation import (_CUES, _QUESTION_WORDS, _RESIDUAL_STOP, PROFILES, effective_weights, name_matcher,
+from ..methods.relation import (CUES, PROFILES, QUESTION_WORDS, RESIDUAL_STOP, effective_weights, name_matcher,
                                 profile)
 from ..models.spec import resolve_model
 from ..serve.labview import latest_report
@@ -142,7 +143,7 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
         (tmp / "data").mkdir()
         for name in ("page.js", "worker.js", "style.css"):
             shutil.copyfile(assets / name, tmp / "app" / name)
-        files = {}
+        files: dict[str, dict[str, Any]] = {}
         for name, payload in payloads.items():
             body = payload.decode("utf-8") if name == "tables" else f'"{base64.b64encode(payload).decode("ascii")}"'
             (tmp / "data" / f"{name}.js").write_text(f'sidelightData("{name}",{body});\n', encoding="utf-8")
@@ -210,14 +211,15 @@ def _least_mb(index: Index, vectors: str) -> float:
 
 
 def _page_default(index: Index, offered: list[str]) -> str:
-    """The index's default method when the page offers it, else BM25."""
+    """The index's default method when the page offers it with its default parameters (the page
+    takes no parameters from the index), else BM25."""
     from ..index.defaults import default_method
 
     try:
-        chosen = default_method(index)
+        default = default_method(index)
     except Exception:  # an index without a recorded default: BM25
-        chosen = "bm25"
-    return chosen if chosen in offered else "bm25"
+        return "bm25"
+    return default.method if default.method in offered and not default.params else "bm25"
 
 
 def lane_data() -> list[dict]:
@@ -287,7 +289,7 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
               "contexts": {str(i): e.context for i, e in enumerate(edges) if e.context},
               "names": name_matcher(index).owners}
     p = lex.params
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "corpus": index.corpus.name, "records": len(records), "terms": lex.n_terms, "edges": len(edges),
         "index_generation": store.current_generation(index.path) if index.path else None,
@@ -295,8 +297,8 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
                       "stopwords": sorted(stopwords(lex.tokenizer_config.stopwords))
                       if lex.tokenizer_config.stopwords else []},
         "bm25": {"k1": p.k1, "b": p.b, "variant": p.variant, "avgdl": lex.avgdl},
-        "relation": {"type_names": list(g.type_names), "cues": _CUES, "question_words": sorted(_QUESTION_WORDS),
-                     "residual_stop": sorted(_RESIDUAL_STOP),
+        "relation": {"type_names": list(g.type_names), "cues": CUES, "question_words": sorted(QUESTION_WORDS),
+                     "residual_stop": sorted(RESIDUAL_STOP),
                      "weights": "base" if weights is None else "base+overlay",
                      **({"note": "the page ranks with the dictionary profile; Python's relation lane on this "
                                  "index uses the notes profile (hub damping, in-links, the named part), so "

@@ -132,9 +132,9 @@ def python_rankings(index: Index, queries: Sequence[str], methods: Sequence[str]
         for q in queries:
             for m in methods:
                 if m == "relation":
-                    r = relation_rank(index, q, k)
-                    out[m].append(Ranked(tuple(ids[h.node] for h in r.hits), tuple(h.activation for h in r.hits),
-                                         tuple(tuple(e.edge_id for e in h.path) for h in r.hits) or None))
+                    rel = relation_rank(index, q, k)
+                    out[m].append(Ranked(tuple(ids[h.node] for h in rel.hits), tuple(h.activation for h in rel.hits),
+                                         tuple(tuple(e.edge_id for e in h.path) for h in rel.hits) or None))
                 else:
                     r = get_method(m).rank(index, q, k)
                     out[m].append(Ranked(tuple(ids[p] for p in r.positions), tuple(float(s) for s in r.scores)))
@@ -168,5 +168,8 @@ def encode_check(driver, index: Index, queries: Sequence[str]) -> list[float]:
     page = np.asarray(driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "window.sidelight.encode(arguments[0]).then(done, (e) => done({error: String(e)}));", list(queries)))
-    py = np.stack([index.dense.encode_query(q) for q in queries]).astype(np.float64)
+    if index.dense is None:
+        raise InputError("the page's query vectors need an index with dense vectors")
+    dense = index.dense
+    py = np.stack([dense.encode_query(q) for q in queries]).astype(np.float64)
     return [float(c) for c in np.sum(page * py, axis=1) / (np.linalg.norm(page, axis=1) * np.linalg.norm(py, axis=1))]

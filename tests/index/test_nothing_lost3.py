@@ -81,7 +81,7 @@ def test_a_failing_check_removes_the_generation_and_keeps_the_pointer(tmp_path, 
     def refuse(*a, **k):
         raise OSError(24, "Too many open files")
 
-    monkeypatch.setattr(Index, "_load_generation", classmethod(lambda cls, *a, **k: refuse()))
+    monkeypatch.setattr(Index, "open_generation", classmethod(lambda cls, *a, **k: refuse()))
     with pytest.raises(OSError):
         Index.build(small(), progress=False).save(idx)
     monkeypatch.undo()

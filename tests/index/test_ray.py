@@ -63,7 +63,7 @@ def scifact_dense(scifact_index, scifact_test):
 def test_scifact_on_ray_equals_one_index(n_shards, cluster, scifact_dense, scifact_test, tmp_path):
     one, vectors, encoded = scifact_dense
     queries = scifact_test[0]
-    sharded = ShardedIndex.write(one.corpus, tmp_path / "idx", n_shards, dense=vectors, progress=False)
+    sharded = ShardedIndex.write_sharded(one.corpus, tmp_path / "idx", n_shards, dense=vectors, progress=False)
     sharded.dense.encode_query = encoded.__getitem__  # the same query vectors as the unsharded index
     shards = serve_on_ray(sharded)
     try:
@@ -93,7 +93,7 @@ def test_foldoc_relation_lane_on_ray(cluster, foldoc_pair):
 
 
 def test_a_dead_shard_is_missing_coverage_until_ray_restarts_it(cluster, scifact_index, tmp_path):
-    sharded = ShardedIndex.write(scifact_index.corpus, tmp_path / "idx", 3, progress=False)
+    sharded = ShardedIndex.write_sharded(scifact_index.corpus, tmp_path / "idx", 3, progress=False)
     shards = serve_on_ray(sharded, budget=5.0)
     try:
         q = "vitamin D deficiency and bone density"
@@ -119,8 +119,8 @@ def test_a_dead_shard_is_missing_coverage_until_ray_restarts_it(cluster, scifact
 
 def test_build_on_ray_equals_the_build_in_process(cluster, scifact_corpus, tmp_path):
     corpus = Corpus("sf", list(scifact_corpus.records)[:600])
-    local = ShardedIndex.write(corpus, tmp_path / "local", 3, progress=False)
-    remote = ShardedIndex.write(corpus, tmp_path / "ray", 3, progress=False, builders=ray_builders)  # 3 tasks, 3 CPUs
+    local = ShardedIndex.write_sharded(corpus, tmp_path / "local", 3, progress=False)
+    remote = ShardedIndex.write_sharded(corpus, tmp_path / "ray", 3, progress=False, builders=ray_builders)  # 3 tasks, 3 CPUs
     for s in range(3):
         a = store.read_manifest(store.data_folder(tmp_path / "local" / "shards" / str(s)))["files"]
         b = store.read_manifest(store.data_folder(tmp_path / "ray" / "shards" / str(s)))["files"]

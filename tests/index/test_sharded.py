@@ -38,7 +38,7 @@ def test_shard_of_is_stable_and_spreads():
 
 
 def test_layout_and_collection_statistics(tmp_path, toy_corpus):
-    sh = ShardedIndex.write(toy_corpus, tmp_path / "idx", 2, progress=False)
+    sh = ShardedIndex.write_sharded(toy_corpus, tmp_path / "idx", 2, progress=False)
     one = Index.build(toy_corpus, progress=False)
     m = sh.manifest
     assert m["kind"] == "sharded" and m["shards"]["count"] == 2
@@ -60,7 +60,7 @@ def scifact_queries(scifact_test):
 
 @pytest.fixture(scope="module")
 def scifact_sharded(scifact_corpus, tmp_path_factory):
-    return ShardedIndex.write(scifact_corpus, tmp_path_factory.mktemp("sf") / "idx", 3, progress=False)
+    return ShardedIndex.write_sharded(scifact_corpus, tmp_path_factory.mktemp("sf") / "idx", 3, progress=False)
 
 
 @pytest.mark.parametrize("method", ["bm25", "tfidf", "rrf-lexical", "bm25+ppr"])
@@ -78,7 +78,7 @@ def foldoc_pair(tmp_path_factory):
     from sidelight.corpus.foldoc import load_foldoc
 
     corpus = load_foldoc()
-    return Index.build(corpus, progress=False), ShardedIndex.write(corpus, tmp_path_factory.mktemp("fd") / "idx", 3,
+    return Index.build(corpus, progress=False), ShardedIndex.write_sharded(corpus, tmp_path_factory.mktemp("fd") / "idx", 3,
                                                                    progress=False)
 
 
@@ -105,7 +105,7 @@ def test_add_and_delete_equal_a_rebuild(tmp_path, scifact_corpus):
     records = list(scifact_corpus.records)[:400]
     base, extra = records[:360], records[360:]
     path = tmp_path / "idx"
-    ShardedIndex.write(Corpus("sf", base), path, 3, progress=False)
+    ShardedIndex.write_sharded(Corpus("sf", base), path, 3, progress=False)
     with Index.edit(path) as index:
         index.add(extra, [Edge(extra[0].id, base[0].id)])
     gone = [base[5].id, extra[3].id, base[100].id]
@@ -114,7 +114,7 @@ def test_add_and_delete_equal_a_rebuild(tmp_path, scifact_corpus):
     edited = Index.load(path)
     final = [r for r in records if r.id not in set(gone)]
     final_corpus = Corpus("sf", final, [Edge(extra[0].id, base[0].id)])
-    rebuilt = ShardedIndex.write(final_corpus, tmp_path / "rebuilt", 3, progress=False)
+    rebuilt = ShardedIndex.write_sharded(final_corpus, tmp_path / "rebuilt", 3, progress=False)
     one = Index.build(final_corpus, progress=False)
     assert edited.corpus.ids == one.corpus.ids
     assert edited.manifest["lexical"]["collection"] == rebuilt.manifest["lexical"]["collection"]
@@ -126,7 +126,7 @@ def test_add_and_delete_equal_a_rebuild(tmp_path, scifact_corpus):
 
 def test_a_writer_that_dies_before_publishing_leaves_the_old_index(tmp_path, toy_corpus, monkeypatch):
     path = tmp_path / "idx"
-    ShardedIndex.write(toy_corpus, path, 2, progress=False)
+    ShardedIndex.write_sharded(toy_corpus, path, 2, progress=False)
     before = Index.load(path).search("cat", "bm25")
     pins = Index.load(path).manifest["shards"]["generations"]
 
@@ -153,7 +153,7 @@ def test_a_writer_that_dies_before_publishing_leaves_the_old_index(tmp_path, toy
 
 
 def test_what_needs_the_matrices_is_refused_clearly(tmp_path, toy_corpus):
-    sh = ShardedIndex.write(toy_corpus, tmp_path / "idx", 2, progress=False)
+    sh = ShardedIndex.write_sharded(toy_corpus, tmp_path / "idx", 2, progress=False)
     with pytest.raises(InputError, match="stays on the shards"):
         sh.search("cat", "bm25+rm3")
     with pytest.raises(InputError, match="saved only in place"):

@@ -269,7 +269,7 @@ print(kernels.BACKEND, r.positions.tolist())
 # ---- the build's counting kernel ---------------------------------------------------------------------
 def _counts(texts, config):
     vocab: dict[str, int] = {}
-    m = lexical._count(texts, lexical.Tokenizer(config), vocab, None)
+    m = lexical.count_matrix(texts, lexical.Tokenizer(config), vocab, None)
     return list(vocab), m.indptr.tolist(), m.indices.tolist(), m.data.tolist(), m.indices.dtype, m.data.dtype
 
 

@@ -7,7 +7,7 @@ import; if that fails, `BACKEND` becomes "numpy" and `REASON` says why. Compiled
 on disk (`cache=True`) when numba finds a writable cache location, else it is compiled per process.
 
 Every kernel is exact with respect to the numpy path: postings are added term by term in query
-order, starting from 0.0 (the order `np.bincount` adds them in `_accumulate`), so scores are
+order, starting from 0.0 (the order `np.bincount` adds them in `lexical.accumulate_scores`), so scores are
 bit-identical; rankings order by (score desc, id_rank asc, position asc), which is what
 `select_top`'s stable lexsort yields; only positive scores rank; a non-finite score raises the
 same NonFiniteScoreError as `check_finite` (untouched records score 0.0, so checking the touched
@@ -34,6 +34,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import NonFiniteScoreError
+from ..selection import Ranking, select_top
 from . import count, fused, pruned, transpose
 
 
@@ -69,10 +70,9 @@ class Gate:
         self._asked += 1  # unlocked: a lost increment only delays the compile by a call
         return self._asked > WARM_AFTER and self._enabled()
 
-_K = None  # the compiled kernels (a namespace), built on first use
+_K: types.SimpleNamespace | None = None  # the compiled kernels (numba dispatchers), built on first use
 _LOCK = threading.Lock()
 _SCRATCH = threading.local()  # per thread: acc (float64), touched (int64), vals (float64), slot (int64)
-_Ranking = _select_top = None  # from ..ranking, bound in _compile (ranking imports this module)
 
 
 def enabled() -> bool:
@@ -92,13 +92,20 @@ def enabled() -> bool:
 use = Gate(enabled, lambda: _K is not None)  # what the lanes call
 
 
+def _kernels() -> types.SimpleNamespace:
+    """The compiled kernels; every caller has checked `enabled()` first."""
+    if _K is None:
+        raise RuntimeError("numba kernels used before they were compiled (check enabled() first)")
+    return _K
+
+
 # ---- entry points (callers check `enabled()` first) -------------------------------------------
 def bm25_top(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, terms: np.ndarray, n: int,
              k: int | None, id_rank: np.ndarray):
-    """`top_k(_accumulate(...), k, id_rank)` for the CSC columns `terms`, as a Ranking."""
+    """`top_k(accumulate_scores(...), k, id_rank)` for the CSC columns `terms`, as a Ranking."""
     _check_ids(id_rank, n)
     acc, touched, vals, _ = _scratch(n)
-    pos, out, c, bad, ascending = _K.fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank,
+    pos, out, c, bad, ascending = _kernels().fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank,
                                                -1 if k is None else max(int(k), 0))
     return _finish(pos, out, c, bad, ascending, touched, vals, k, id_rank)
 
@@ -113,28 +120,28 @@ def bm25_top_pruned(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, t
     sends the query to the full kernel, which refuses non-finite scores as numpy does."""
     _check_ids(id_rank, n)
     acc, touched, vals, slot = _scratch(n)
-    pos, out, bad = _K.pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, touched, vals,
+    pos, out, bad = _kernels().pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, touched, vals,
                                   id_rank, max(min(int(k), n), 1), float(margin))
     if bad < 0:
         return bm25_top(indptr, indices, data, terms, n, k, id_rank)
     if bad:
         raise NonFiniteScoreError(f"ranking: {bad} non-finite score(s); refusing to rank")
-    return _Ranking(pos, out)
+    return Ranking(pos, out)
 
 
 def accumulate(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, terms: np.ndarray, n: int,
                factors: np.ndarray | None) -> np.ndarray:
-    """The dense score vector, with the same float operations as `_accumulate`."""
+    """The dense score vector, with the same float operations as `lexical.accumulate_scores`."""
     if factors is None:
-        return _K.accumulate(indptr, indices, data, terms, n)
-    return _K.accumulate_f(indptr, indices, data, terms, np.asarray(factors, dtype=np.float64), n)
+        return _kernels().accumulate(indptr, indices, data, terms, n)
+    return _kernels().accumulate_f(indptr, indices, data, terms, np.asarray(factors, dtype=np.float64), n)
 
 
 def top_dense(scores: np.ndarray, k: int | None, id_rank: np.ndarray):
     """`top_k(scores, k, id_rank)` (positive only, no candidates) for 1-D float64 scores, as a Ranking."""
     _check_ids(id_rank, len(scores))
     _, touched, vals, _ = _scratch(len(scores))
-    pos, out, c, bad = _K.top_dense(scores, id_rank, -1 if k is None else max(int(k), 0), touched, vals)
+    pos, out, c, bad = _kernels().top_dense(scores, id_rank, -1 if k is None else max(int(k), 0), touched, vals)
     return _finish(pos, out, c, bad, True, touched, vals, k, id_rank)
 
 
@@ -147,12 +154,12 @@ def _finish(pos, out, c, bad, ascending, touched, vals, k, id_rank):
     if bad:
         raise NonFiniteScoreError(f"ranking: {bad} non-finite score(s); refusing to rank")
     if c < 0:  # the kernel selected the top k itself
-        return _Ranking(pos, out)
+        return Ranking(pos, out)
     cand, v = touched[:c], vals[:c]  # views of the scratch buffers; select_top returns copies
     if not ascending:  # flatnonzero order, so that select_top's stable sort settles as in numpy
         order = np.argsort(cand, kind="stable")
         cand, v = cand[order], v[order]
-    return _select_top(cand, v, k, id_rank)
+    return select_top(cand, v, k, id_rank)
 
 
 def _warmup() -> None:
@@ -163,11 +170,11 @@ def _warmup() -> None:
     terms = np.array([0, 1], dtype=np.int64)
     id_rank = np.arange(2, dtype=np.int64)
     acc, touched, vals = np.zeros(2), np.zeros(3, dtype=np.int64), np.zeros(2)  # touched: n + 1
-    _K.fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank, 1)
-    _K.accumulate(indptr, indices, data, terms, 2)
-    _K.accumulate_f(indptr, indices, data, terms, data[:2], 2)
-    _K.top_dense(data[:2], id_rank, 1, touched, vals)
-    _K.pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
+    _kernels().fused_top(indptr, indices, data, terms, acc, touched, vals, id_rank, 1)
+    _kernels().accumulate(indptr, indices, data, terms, 2)
+    _kernels().accumulate_f(indptr, indices, data, terms, data[:2], 2)
+    _kernels().top_dense(data[:2], id_rank, 1, touched, vals)
+    _kernels().pruned_top(indptr, indices, data, terms, data[:2], np.full(2, -1, dtype=np.int64), np.zeros((0, 2)), acc,
                   np.zeros(2, dtype=np.int64), touched, vals, id_rank, 1, 1e-9)
     ids, lengths = RawTokens()(["ab cd AB", "ab"])
     count_rows(ids.astype(np.int32), lengths)
@@ -180,11 +187,11 @@ def count_rows(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.nda
     a large chunk's two halves of records are counted in two threads (records are independent)."""
     ids, lengths = np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64)
     if BUILD_THREADS < 2 or len(lengths) < SPLIT_MIN:
-        return _K.count_rows(ids, lengths)
+        return _kernels().count_rows(ids, lengths)
     half = len(lengths) // 2
     cut = int(lengths[:half].sum())
-    first, second = _side_by_side(lambda: _K.count_rows(ids[:cut], lengths[:half]),
-                                  lambda: _K.count_rows(ids[cut:], lengths[half:]))
+    first, second = _side_by_side(lambda: _kernels().count_rows(ids[:cut], lengths[:half]),
+                                  lambda: _kernels().count_rows(ids[cut:], lengths[half:]))
     return tuple(np.concatenate(pair) for pair in zip(first, second))  # type: ignore[return-value]
 
 
@@ -199,7 +206,7 @@ def weigh_transpose(rows: np.ndarray, terms: np.ndarray, tf: np.ndarray, lo: int
                     norm: np.ndarray, idf: np.ndarray, scale: float, data: np.ndarray, indices: np.ndarray,
                     ub: np.ndarray) -> None:
     """One term range of the build weighed and in term-major order, its bounds in `ub` (see `transpose`)."""
-    _K.weigh_transpose(rows, terms, tf, lo, start, norm, idf, scale, data, indices, ub)
+    _kernels().weigh_transpose(rows, terms, tf, lo, start, norm, idf, scale, data, indices, ub)
 
 
 class RawTokens:
@@ -243,7 +250,7 @@ class RawTokens:
         doc_len = np.zeros(len(texts), dtype=np.int64)
         pos = doc = n_ids = 0
         while True:
-            pos, doc, n_ids, self.n_keys, self.key_used = _K.tokenize(
+            pos, doc, n_ids, self.n_keys, self.key_used = _kernels().tokenize(
                 buf, ends, pos, doc, count.BYTE_CLASS, self.table, self.key_off, self.n_keys,
                 self.key_bytes, self.key_used, ids, n_ids, doc_len)
             if doc == len(texts):
@@ -252,7 +259,7 @@ class RawTokens:
 
     def _grow(self) -> None:
         if 2 * (self.n_keys + 1) > len(self.table):
-            self.table = _K.rehash(self.table, 2 * len(self.table))
+            self.table = _kernels().rehash(self.table, 2 * len(self.table))
         elif self.n_keys + 2 > len(self.key_off):
             self.key_off = np.concatenate([self.key_off, np.zeros_like(self.key_off)])
         else:
@@ -281,14 +288,11 @@ def _compile() -> None:
     """Jit every kernel of `fused` and `pruned`, rebinding their module globals (callees are globals),
     then run each once on tiny inputs: loads them from numba's disk cache (or compiles them, the
     first time), so the first query is not slow and a broken numba shows up here, not mid-query."""
-    global _K, _Ranking, _select_top
+    global _K
     with _LOCK:
         if _K is not None:
             return
         import numba
-
-        from ..ranking import Ranking as _Ranking  # noqa: F811 (no cycle at call time)
-        from ..ranking import select_top as _select_top
 
         for mod in (count, fused, pruned, transpose):
             for name in mod.KERNELS:
@@ -296,7 +300,7 @@ def _compile() -> None:
                     setattr(mod, name, numba.njit(cache=True, nogil=True)(getattr(mod, name)))
                 except Exception:  # no writable cache location: compile per process
                     setattr(mod, name, numba.njit(nogil=True)(getattr(mod, name)))
-        pruned._heap_top = fused._heap_top  # the jitted one, before `pruned_top` is first compiled
+        pruned.heap_top = fused.heap_top  # the jitted one, before `pruned_top` is first compiled
         _K = types.SimpleNamespace(fused_top=fused._fused_top, accumulate=fused._accumulate,
                                    accumulate_f=fused._accumulate_f, top_dense=fused._top_dense,
                                    pruned_top=pruned._pruned_top, tokenize=count._tokenize, rehash=count._rehash,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-KERNELS = ("_before", "_sift", "_heap_top", "_fused_top", "_accumulate", "_accumulate_f", "_top_dense")
+KERNELS = ("_before", "_sift", "heap_top", "_fused_top", "_accumulate", "_accumulate_f", "_top_dense")
 
 
 def _before(va, ra, pa, vb, rb, pb):
@@ -38,7 +38,7 @@ def _sift(hv, hr, hp, j, size, v, r, p):
     hv[j], hr[j], hp[j] = v, r, p
 
 
-def _heap_top(cand, vals, c, id_rank, k):
+def heap_top(cand, vals, c, id_rank, k):
     """The k best of cand[:c] (scores vals[:c]), best first: a bounded heap whose root ranks last.
     The hot path is one comparison with the root, inline (calls that pass arrays cost refcounts)."""
     hv = np.empty(k, dtype=np.float64)
@@ -217,5 +217,5 @@ def _top_dense(scores, id_rank, k, cand, vals):
             c += 1
     if bad > 0 or k < 0 or k * 4 > c:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64), c, bad
-    pos, out = _heap_top(cand, vals, c, id_rank, k)
+    pos, out = heap_top(cand, vals, c, id_rank, k)
     return pos, out, -1, 0

@@ -1,14 +1,14 @@
 """The pruned (MaxScore) BM25 top-k kernel: exact, the same steps as `LexicalIndex._bm25_top_pruned`.
 
 Plain Python here; `sidelight.structures.kernels._compile` jits every name in `KERNELS` and rebinds
-`_heap_top` to the jitted one from `fused`, so numba resolves the callees through these globals.
+`heap_top` to the jitted one from `fused`, so numba resolves the callees through these globals.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .fused import _heap_top
+from .fused import heap_top
 
 KERNELS = ("_kth_largest", "_keep", "_add_term", "_pruned_top")
 CONTINUE = 4  # phase 1b takes a term while its postings are at most this many times phase 1's
@@ -181,7 +181,7 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, t
         c = _keep(touched, vals, c, theta * low - rest[j])
     if c > k:  # near-ties of the k-th partial sum stay for the exact sums
         c = _keep(touched, vals, c, _kth_largest(vals, c, k, heap) * low)
-    # 4. exact scores in query order from 0.0 (as _accumulate), positive ones ranked
+    # 4. exact scores in query order from 0.0 (as lexical.accumulate_scores), positive ones ranked
     exact = np.zeros(c)
     for j in range(nt):
         _add_term(exact, touched, c, terms[j], indptr, indices, data, dense_row, dense, slot)
@@ -197,5 +197,5 @@ def _pruned_top(indptr, indices, data, terms, ub, dense_row, dense, acc, slot, t
             kept += 1
     if bad > 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64), bad
-    pos, out = _heap_top(touched, exact, kept, id_rank, k)
+    pos, out = heap_top(touched, exact, kept, id_rank, k)
     return pos, out, 0
