@@ -241,10 +241,11 @@ class Serendipity:
         vectors, how = self.record_vectors()
         records = self.index.corpus.records
         adj = self.index.graph.undirected() if self.index.graph.n_edges else None
+        guards = self.guards() if self.config.cert.guards else None
         with one_blas_thread():  # kinship neighbours are BLAS products: one thread, as the SAE
             cert = run_certificate(np.asarray(self.chunks.record), len(records), self.codes, vectors, adj,
                                    lambda r: word_tokens(record_text(records[r])), self.resolutions(),
-                                   self.config.cert, progress)
+                                   self.config.cert, progress, guards)
         cert.summary["kinship_vectors"] = how
         cert.summary["sae"] = {k: self.meta["sae"]["stats"].get(k) for k in
                                ("width", "k", "fve", "dead", "train_seconds")}
@@ -255,18 +256,29 @@ class Serendipity:
         def write(tmp: Path) -> None:
             np.savez(tmp / "pairs.npz", **cert.pairs)
             np.savez(tmp / "placebo.npz", **cert.placebo)
+            if cert.ruled is not None:
+                np.savez(tmp / "ruled.npz", **cert.ruled)
 
         _write(folder, meta, write)
         self._load_certificate(folder, meta)
         return self.certificate
+
+    def guards(self):
+        """The whale guards over this index's chunks (see `guards`)."""
+        from .guards import GuardData, Guards
+
+        return Guards(GuardData(self.codes, np.asarray(self.chunks.vectors, np.float32),
+                                self.chunks.texts(self.index.corpus.records), np.asarray(self.chunks.record),
+                                len(self.index.corpus)))
 
     def _load_certificate(self, folder: Path, meta: dict) -> None:
         z = np.load(folder / "pairs.npz")
         pairs = {k: z[k] for k in z.files}
         s = meta["summary"]
         placebo = dict(np.load(folder / "placebo.npz")) if (folder / "placebo.npz").exists() else None
+        ruled = dict(np.load(folder / "ruled.npz")) if (folder / "ruled.npz").exists() else None
         self.certificate = Certificate(meta["config"], s, pairs, np.asarray(s["kinship_edges"]),
-                                       np.asarray(s["thresholds"]), placebo)
+                                       np.asarray(s["thresholds"]), placebo, ruled)
         self.meta["certificate"] = meta
 
     def load(self) -> "Serendipity":

@@ -114,7 +114,7 @@ def test_connections_reveal_and_verdicts(index):
     ser = _planted_ser(index)
     db = SerDB.for_index(index)
     q = "topic0 item1 record 3"
-    res = connections(ser, q, dial=12, session_id="s1", seed=5, db=db, min_floor_support=1)
+    res = connections(ser, q, dial=12, session_id="s1", seed=5, db=db, min_floor_support=1, bearing=None)
     ids = [p["id"] for p in res["passages"]]
     assert len(ids) == len(set(ids)) and "seated" not in str(res["passages"])
     with pytest.raises(RevealRefused):
@@ -142,7 +142,7 @@ def test_connections_reveal_and_verdicts(index):
     assert p["all"]["wilson95"] == [round(lo, 4), round(hi, 4)] and 0 < lo < 0.5 < hi < 1
     assert abs(V.wilson(8, 10)[0] - 0.4902) < 1e-3 and abs(V.wilson(8, 10)[1] - 0.9433) < 1e-3
     V.rule_out(db, "author", marker=PLANTED_MARKER)
-    res2 = connections(ser, q, dial=MAX_DIAL, session_id="s1", seed=5, db=db, min_floor_support=1)
+    res2 = connections(ser, q, dial=MAX_DIAL, session_id="s1", seed=5, db=db, min_floor_support=1, bearing=None)
     seated = reveal(db, res2["trace_id"], h)["seated"]
     assert all(s["marker"] != PLANTED_MARKER for s in seated)
 
