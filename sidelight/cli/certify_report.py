@@ -34,6 +34,16 @@ def blocks(ser, out: Path, proxies: dict | None) -> list[tuple]:
         B.append(("figure", fig, "Evidence quantiles of target candidates (blue) and calibration placebo candidates "
                                  "(orange) per kinship bin; x marks the calibrated threshold."))
     B += [("h2", "Target pairs ruled out (first failing rule)"), ("table", ["rule", "pairs"], list(s["target_reasons"].items()))]
+    g = s.get("guards")
+    if g:
+        n_draws = max(len(g["placebo"]), 1)
+        B += [("h2", "Whale guards (sidelight.serendipity.guards; first guard that fires)"),
+              ("p", f"Of {g['target_passes_before_guards']} target pairs that passed the test, the guards ruled out "
+                    f"{g['target_passes_before_guards'] - s['target_passes']}; placebo passes per corpus before the "
+                    f"guards: {', '.join(map(str, g['placebo_passes_before_guards']))}, after: "
+                    f"{', '.join(map(str, s['placebo_passes']))}. The verdict is taken after the guards."),
+              ("table", ["guard", "target pairs", "placebo pairs (mean per corpus)"],
+               [[k, v, _fmt(sum(p[k] for p in g["placebo"]) / n_draws)] for k, v in g["target"].items()])]
     if proxies:
         B += [("h2", f"Usefulness proxy: {proxies['proxy']}"),
               ("table", ["pairs", "n", "useful", "share"],

@@ -1,11 +1,12 @@
-"""`sidelight lab`: freeze, run (dev then test, once), all, reproduce, audit, compress, report, packets."""
+"""`sidelight lab`: freeze, run (dev then test, once), all, reproduce, audit, compress, report, packets,
+read-pairs, score-pairs."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from .args import add_output, add_top_k, check_top_k
+from .args import add_json, add_output, add_top_k, check_top_k
 
 
 def register(sub) -> None:
@@ -91,6 +92,22 @@ def register(sub) -> None:
     s.add_argument("packets", type=Path)
     s.add_argument("answers", type=Path)
     s.set_defaults(func=_score_packets)
+
+    s = lab.add_parser("read-pairs", help="a blind packet of certified, placebo, top-kinship and random candidate "
+                                          "pairs (a quarter each), frozen by hashes before any reading")
+    s.add_argument("index", type=Path)
+    add_output(s, "new folder for packet.jsonl, key.json and freeze.json", required=True)
+    s.add_argument("--pairs", type=int, default=60, help="pairs in the packet, a multiple of 4 (default 60)")
+    s.add_argument("--seed", type=int, default=47, help="seed of the draws and the shuffle (default 47)")
+    s.add_argument("--before-guards", action="store_true",
+                   help="read the certificate as before the whale guards (their ruled-out pairs drawn too)")
+    s.set_defaults(func=_read_pairs)
+
+    s = lab.add_parser("score-pairs", help="reveal a read packet's sources: useful and whale rates with Wilson intervals")
+    s.add_argument("packet", type=Path, help="folder written by `lab read-pairs`")
+    s.add_argument("judgements", type=Path, help='JSONL: {"item": N, "judgement": "useful|arguable|whale"} per item')
+    add_json(s, "print the score as JSON")
+    s.set_defaults(func=_score_pairs)
 
 
 def _validate(a: argparse.Namespace) -> int:
@@ -227,6 +244,36 @@ def _score_packets(a: argparse.Namespace) -> int:
     from .output import print_json
 
     print_json(score_answers(a.packets, a.answers))
+    return 0
+
+
+def _read_pairs(a: argparse.Namespace) -> int:
+    from ..index import Index
+    from ..serendipity.reading import write_packet
+    from ..serendipity.store import Serendipity
+
+    ser = Serendipity(Index.load(a.index)).load()
+    f = write_packet(ser, a.output, a.pairs, a.seed, a.before_guards)
+    print(f"wrote {f['pairs']} blinded pairs to {a.output / 'packet.jsonl'} (key: key.json; frozen: packet sha256 "
+          f"{f['packet_sha256'][:12]}, key sha256 {f['key_sha256'][:12]}); read it before opening the key")
+    return 0
+
+
+def _score_pairs(a: argparse.Namespace) -> int:
+    from ..serendipity.reading import score_packet
+    from .output import print_json, table
+
+    s = score_packet(a.packet, a.judgements)
+    if a.json:
+        print_json(s)
+        return 0
+    pct = lambda r, ci: f"{100 * r:.0f}% ({100 * ci[0]:.0f}-{100 * ci[1]:.0f})"  # noqa: E731
+    table(f"{a.packet}: judgements by source (95% Wilson intervals)", ["source", "n", "useful", "arguable", "whale",
+                                                                        "useful rate", "whale rate"],
+          [(k, v["n"], v["useful"], v["arguable"], v["whale"], pct(v["useful_rate"], v["useful_wilson95"]),
+            pct(v["whale_rate"], v["whale_wilson95"])) for k, v in s["by_source"].items()])
+    for k, ok in s["goal"].items():
+        print(f"goal {k}: {'met' if ok else 'NOT met'}")
     return 0
 
 

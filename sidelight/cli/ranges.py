@@ -45,6 +45,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "keep_anchor": ("--keep-anchor", 0, 1),
     "seed": ("--seed", 0, 2**63 - 1),
     "families": ("--families", 1, 100_000),
+    "pairs": ("--pairs", 4, 100_000),
     "prior": ("--prior", 0, 1_000),
     "width": ("--width", 1, 65_536),
     "sae_k": ("--sae-k", 1, 4096),

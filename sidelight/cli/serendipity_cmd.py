@@ -41,6 +41,8 @@ def register(sub) -> None:
                    help="FAIL when mean placebo passes reach this share of target passes (default %(default)s)")
     p.add_argument("--seed", type=int, default=SAE_SEED, help="SAE seed")
     p.add_argument("--rebuild", action="store_true", help="rebuild every stage")
+    p.add_argument("--no-guards", dest="guards", action="store_false",
+                   help="certify without the whale guards (sidelight.serendipity.guards): the test alone")
     p.add_argument("--report", nargs="?", type=Path, const=Path("-"), metavar="DIR",
                    help="also write report.md, report.html and figures/ (default DIR: runs/certificate-<index>)")
     p.add_argument("--proxies", type=Path, metavar="JSON",
@@ -91,7 +93,8 @@ def _ser(index_path: Path, build: bool = False, args=None):
         return Serendipity(index).load()
     cfg = SerendipityConfig(budget=args.budget, sae=SAEConfig(width=args.width, k=args.sae_k, epochs=args.epochs, seed=args.seed),
                             cert=CertConfig(min_chance=args.min_chance, fdr=args.fdr, kinship_bins=args.kinship_bins,
-                                            placebo_draws=args.placebo_draws, placebo_ratio=args.placebo_ratio))
+                                            placebo_draws=args.placebo_draws, placebo_ratio=args.placebo_ratio,
+                                            guards=args.guards))
     return Serendipity(index, cfg)
 
 
@@ -130,6 +133,12 @@ def run_certify(args: argparse.Namespace) -> int:
         table(f"certificate: {args.index}", ["", ""], rows)
         table("target pairs ruled out (first failing rule)", ["rule", "pairs"], list(s["target_reasons"].items()),
               [False, True])
+        g = s.get("guards")
+        if g:
+            table(f"whale guards: of {g['target_passes_before_guards']} passing pairs, ruled out (first guard that fires)",
+                  ["guard", "target pairs", "placebo pairs (mean per corpus)"],
+                  [(k, v, f"{sum(p[k] for p in g['placebo']) / max(len(g['placebo']), 1):.1f}")
+                   for k, v in g["target"].items()], [False, True, True])
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(out, indent=2, default=str))

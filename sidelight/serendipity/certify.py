@@ -59,6 +59,8 @@ import numpy as np
 if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
     import scipy.sparse as sp
 
+    from .guards import Guards
+
 from ..errors import InputError
 from ..progress import progress_bar
 from .calibration import evidence_by_bin, fdr_thresholds, poisson_ratio_ci
@@ -96,6 +98,7 @@ class CertConfig:
     max_per_record: int = 20
     seed: int = PLACEBO_SEED
     max_pairs_per_marker: int = 200_000  # markers shared by more pairs are too generic to test
+    guards: bool = True  # `Serendipity` puts passing pairs through the whale guards (see `guards`)
 
     def __post_init__(self) -> None:
         if (not (0 < self.fdr < 1) or min(self.calibration_draws, self.placebo_draws, self.kinship_bins,
@@ -229,7 +232,8 @@ class Certificate:
     pairs: dict  # column name -> array (certified pairs only)
     edges: np.ndarray | None = field(repr=False, default=None)
     thresholds: np.ndarray | None = field(repr=False, default=None)
-    placebo: dict | None = field(repr=False, default=None)  # a, b, draw, kinship_bin, evidence_rel of placebo passes
+    placebo: dict | None = field(repr=False, default=None)  # a, b, draw, kinship_bin, evidence_rel, marker of placebo passes
+    ruled: dict | None = field(repr=False, default=None)  # passing pairs the whale guards ruled out (a, b, marker, ..., guard)
 
     @property
     def passed(self) -> bool:
@@ -242,9 +246,11 @@ class Certificate:
 def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matrix, vectors: np.ndarray,
                     adj: sp.csr_matrix | None, tokens: Callable[[int], Sequence[str]],
                     resolutions: dict[int, sp.csr_matrix] | None = None, config: CertConfig = CertConfig(),
-                    progress: bool = False) -> Certificate:
-    """Candidates, rules, signatures and the placebo test; see the module docstring."""
-    from .placebo import placebo_profile
+                    progress: bool = False, guards: Guards | None = None) -> Certificate:
+    """Candidates, rules, signatures and the placebo test; see the module docstring. With `guards`,
+    passing pairs (target and placebo alike) are then put through the whale guards (`guards`) and the
+    verdict is taken on what survives; the pairs they rule out are kept in ``Certificate.ruled``."""
+    from .placebo import placebo_chunks
     from .signature import signatures
 
     t0 = time.perf_counter()
@@ -261,10 +267,17 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     population = np.flatnonzero(n_chunks >= config.min_chunks)
     neighbours = kinship_neighbours(vectors, population, max(config.neighbours, config.neighbour_rule))
 
-    def placebo(stream: int, draw: int) -> Candidates:
+    import scipy.sparse as sp
+    codes = sp.csr_matrix(codes)
+    real_chunks = _chunk_lists(chunk_record, n_records)
+
+    def placebo_corpus(stream: int, draw: int) -> tuple[Candidates, np.ndarray]:
         rng = np.random.default_rng([config.seed, stream, draw])
-        return candidates(placebo_profile(chunk_record, n_records, codes, neighbours[:, :config.neighbours], rng),
-                          vectors, config)
+        owner, pick = placebo_chunks(chunk_record, n_records, neighbours[:, :config.neighbours], rng)
+        return candidates(profile(owner, n_records, codes[pick]), vectors, config), pick
+
+    def placebo(stream: int, draw: int) -> Candidates:
+        return placebo_corpus(stream, draw)[0]
 
     def testable(c: Candidates) -> np.ndarray:
         return np.where(np.isfinite(c.evidence) & (c.chance >= config.min_chance), c.evidence, -np.inf)
@@ -298,6 +311,17 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     }
     sig, loo, ks = signatures(chunk_record, n_records, codes, resolutions, a, b, f, thr, config)
     pairs["signature"], pairs["loo"] = sig, loo
+    ruled = None
+    before_guards = int(len(sel))
+    target_guards: dict = {}
+    if guards is not None:  # the pairs the guards rule out keep every column, plus the guard's name
+        from .guards import apply_guards, counts
+        why = np.array(apply_guards(guards, a, b, f, lambda r: real_chunks[r]), dtype=str)
+        target_guards = counts(list(why))
+        ruled = {k: v[why != ""] for k, v in pairs.items()}
+        ruled["guard"] = why[why != ""]
+        pairs = {k: v[why == ""] for k, v in pairs.items()}
+        sel = sel[why == ""]
 
     # placebo: fresh placebo corpora through the whole test
     t1 = time.perf_counter()
@@ -306,12 +330,23 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     placebo_hits: list[tuple[np.ndarray, ...]] = []
     with progress_bar(config.placebo_draws, "placebo corpora", progress) as advance:
         for d in range(config.placebo_draws):
-            pc = placebo(1, d)
+            pc, pick = placebo_corpus(1, d)
             pr = apply_rules(pc.a, pc.b, pc.evidence, pc.chance, pc.kinship, edges, thresholds, adj, spans,
                              neighbours, config)
-            placebo_runs.append({"pairs": int(len(pc.a)), "passes": int(pr.passes.sum()), "reasons": pr.reasons})
+            run = {"pairs": int(len(pc.a)), "passes": int(pr.passes.sum()), "reasons": pr.reasons}
             i = np.flatnonzero(pr.passes)
-            placebo_hits.append((pc.a[i], pc.b[i], np.full(len(i), d), pr.bins[i], pc.evidence[i] - thresholds[pr.bins[i]]))
+            owned = [pick[c] for c in real_chunks]  # placebo record r's chunks are copies of these real ones
+            why = np.full(len(i), "", dtype=object)
+            if guards is not None:
+                from .guards import apply_guards, counts
+                why = np.array(apply_guards(guards, pc.a[i], pc.b[i], pc.marker[i], lambda r: owned[r]), dtype=object)
+                run["passes_before_guards"], run["guards"] = run["passes"], counts(list(why))
+                run["passes"] = int((why == "").sum())
+            placebo_runs.append(run)
+            ca = np.array([_strongest(codes, owned[int(r)], int(m)) for r, m in zip(pc.a[i], pc.marker[i])], np.int64)
+            cb = np.array([_strongest(codes, owned[int(r)], int(m)) for r, m in zip(pc.b[i], pc.marker[i])], np.int64)
+            placebo_hits.append((pc.a[i], pc.b[i], np.full(len(i), d), pr.bins[i], pc.evidence[i] - thresholds[pr.bins[i]],
+                                 pc.marker[i], ca, cb, np.array([str(x) for x in why], dtype=str)))
             advance(1)
     t_placebo = time.perf_counter() - t1
     passes = [p["passes"] for p in placebo_runs]
@@ -323,7 +358,8 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
             f"on {config.calibration_draws} other placebo corpora at placebo/target <= {config.fdr:g} per kinship bin")
     failed = target == 0 or mean_placebo >= config.placebo_ratio * target
     placebo_passes = {k: np.concatenate([h[j] for h in placebo_hits]) if placebo_hits else np.zeros(0)
-                      for j, k in enumerate(("a", "b", "draw", "kinship_bin", "evidence_rel"))}
+                      for j, k in enumerate(("a", "b", "draw", "kinship_bin", "evidence_rel", "marker", "chunk_a",
+                                             "chunk_b", "guard"))}
     note = ""
     if len(population) < 0.25 * n_records:
         note = (f"only {len(population)} of {n_records} records have {config.min_chunks} or more chunks, which the "
@@ -344,12 +380,32 @@ def run_certificate(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
                  f"not applied (no link graph); instead not among each other's {config.neighbour_rule} nearest by kinship",
         "kinship_edges": [float(x) for x in edges], "thresholds": [float(x) for x in thresholds],
         "evidence_by_bin": by_bin, "target_passes_by_bin": np.bincount(res.bins[sel], minlength=n_bins).tolist(),
-        "placebo_passes_by_bin": (np.bincount(placebo_passes["kinship_bin"].astype(np.int64), minlength=n_bins)
+        "placebo_passes_by_bin": (np.bincount(placebo_passes["kinship_bin"][placebo_passes["guard"] == ""].astype(np.int64),
+                                              minlength=n_bins)
                                   / max(config.placebo_draws, 1)).tolist(),
+        "guards": ({"target": target_guards, "target_passes_before_guards": before_guards,
+                    "placebo": [p.get("guards") for p in placebo_runs],
+                    "placebo_passes_before_guards": [p.get("passes_before_guards") for p in placebo_runs]}
+                   if guards is not None else None),
         "resolutions": ks, "seconds": {"target": round(t_target, 2), "placebo": round(t_placebo, 2),
                                        "total": round(time.perf_counter() - t0, 2)},
     }
-    return Certificate(asdict(config), summary, pairs, edges, thresholds, placebo_passes)
+    return Certificate(asdict(config), summary, pairs, edges, thresholds, placebo_passes, ruled)
+
+
+def _chunk_lists(chunk_record: np.ndarray, n_records: int) -> list[np.ndarray]:
+    """Each record's chunk ids, ascending."""
+    order = np.argsort(chunk_record, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(chunk_record, minlength=n_records))])
+    return [order[bounds[r]:bounds[r + 1]] for r in range(n_records)]
+
+
+def _strongest(codes: sp.csr_matrix, chunks: np.ndarray, f: int) -> int:
+    """The chunk among `chunks` where marker f is strongest (ties: the lower chunk id); -1 if inactive."""
+    col = np.asarray(codes[np.asarray(chunks, np.int64)][:, [f]].todense()).ravel() if len(chunks) else np.zeros(0)
+    if not len(col) or col.max() <= 0:
+        return -1
+    return int(np.asarray(chunks)[np.lexsort((chunks, -col))][0])
 
 
 def _symmetry(prof: Profile, a, b, f) -> np.ndarray:

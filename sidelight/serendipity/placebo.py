@@ -38,6 +38,13 @@ def placebo_profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     """The profile of one placebo corpus (see the module docstring); `neighbours` is the
     (n_records, m) kinship table (-1 where a record has none: it keeps its own chunks)."""
     import scipy.sparse as sp
+    owner, pick = placebo_chunks(chunk_record, n_records, neighbours, rng)
+    return profile(owner, n_records, sp.csr_matrix(codes)[pick])
+
+
+def placebo_chunks(chunk_record: np.ndarray, n_records: int, neighbours: np.ndarray,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """One placebo corpus as (placebo record of each new chunk, the real chunk it copies)."""
     chunk_record = np.asarray(chunk_record, np.int64)
     order = np.argsort(chunk_record, kind="stable")
     n = np.bincount(chunk_record, minlength=n_records)
@@ -47,4 +54,4 @@ def placebo_profile(chunk_record: np.ndarray, n_records: int, codes: sp.csr_matr
     nb = neighbours[owner, rng.integers(0, max(m, 1), len(owner))] if m else np.full(len(owner), -1)
     nb = np.where((nb >= 0) & (n[np.maximum(nb, 0)] > 0), nb, owner)
     pick = order[start[nb] + (rng.random(len(owner)) * n[nb]).astype(np.int64)]
-    return profile(owner, n_records, sp.csr_matrix(codes)[pick])
+    return owner, pick

@@ -27,6 +27,13 @@ from .seating import DEFAULT_DIAL, MAX_DIAL, CertificateRefused, pair_panel, rng
 from .store import Serendipity
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Seats that bear on the question (issue 47): a seat's marker must be active in the question's own SAE code
+# or in the floor passage of one of the floor's first BEARING entries. Chosen on SciFact's dev queries by
+# `bench/seat_bearing.py`: the largest m whose floor precision@m (share of the first m floor entries that
+# the qrels call relevant) is at least one half, so the entries the marker may come from answer the question
+# more often than not. Before issue 47 any marker active in 2 of the 28 floor passages qualified
+# (``bearing=None``), and seats hung off floor entries that were themselves off the question.
+BEARING = 1
 # The default seed of the seating draw and the blind mix: an arbitrary fixed value (no specification names
 # one); a trace stores the seed it used.
 CONNECTIONS_SEED = 42
@@ -70,8 +77,11 @@ def best_chunk(ser: Serendipity, record: int, qvec: np.ndarray | None = None, ma
 
 def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_id: str = "default",
                 seed: int = CONNECTIONS_SEED, n: int = DEFAULT_N, pool: int = DEFAULT_POOL, min_floor_support: int = 2,
-                db: SerDB | None = None, floor: FloorResult | None = None) -> dict:
-    """Floor + blind-mixed seated passages; returns the mixed list and the trace id (panel withheld)."""
+                db: SerDB | None = None, floor: FloorResult | None = None, bearing: int | None = BEARING) -> dict:
+    """Floor + blind-mixed seated passages; returns the mixed list and the trace id (panel withheld).
+    The query/floor profile: markers active in the query's code, plus those active in the passages of
+    the first `bearing` floor entries (`BEARING`); ``bearing=None``: those active in at least
+    `min_floor_support` of all floor passages (the rule before issue 47)."""
     if not query or not query.strip():
         raise InputError("empty query")
     if not (0 <= int(dial) <= MAX_DIAL):
@@ -99,7 +109,14 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
             row = ser.require_codes()[c]
             for f in row.indices[row.data > 0]:
                 support[int(f)] = support.get(int(f), 0) + 1
-    profile = qm | {f for f, k in support.items() if k >= min_floor_support}
+    if bearing is None:
+        profile = qm | {f for f, k in support.items() if k >= min_floor_support}
+    else:
+        profile = set(qm)
+        for p in floor.positions[:max(int(bearing), 0)]:
+            if floor_chunks[p] >= 0:
+                row = ser.require_codes()[floor_chunks[p]]
+                profile |= {int(f) for f in row.indices[row.data > 0]}
     seating = select_seats(cert.pairs, set(floor.positions), profile, dial, db.usage(session_id),
                            rng_for(seed, query, "seats"), db.ruled_markers(), db.ruled_pairs(), ids)
     graph_applied = cert.summary.get("graph", "").startswith("applied")

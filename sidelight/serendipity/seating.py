@@ -1,8 +1,10 @@
 """Seating: certified connections offered beside the floor, by a dial of 0..`MAX_DIAL` (28) seats.
 
-Eligible pair: certified, exactly one end on the floor, its marker in the query/floor profile
-(active in the query's SAE code, or in at least ``min_floor_support`` floor passages — a floor
-passage is the floor record's chunk closest to the query), and not ruled out (marker or pair).
+Eligible pair: certified (after the whale guards, `guards`), exactly one end on the floor, its marker
+in the query/floor profile, and not ruled out by a reader (marker or pair). The profile is built by
+`reveal.connections`: markers active in the query's SAE code or in the passages of the first
+`reveal.BEARING` floor entries (a floor passage is the floor record's chunk closest to the query), so
+a seat bears on the question; before issue 47 it was any marker active in 2 of the 28 floor passages.
 
 Filling (`select_seats`), one seat per marker: while seats remain and markers are left,
   1. keep the markers used least in this session so far (leximin over session usage);

@@ -29,6 +29,8 @@ import numpy as np
 if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so opening an index and BM25 skip it
     import scipy.sparse as sp
 
+    from .guards import Guards
+
 from ..config import cache_dir
 from ..errors import InputError
 from ..index import store as index_store
@@ -274,11 +276,12 @@ class Serendipity:
         vectors, how = self.record_vectors()
         records = self.index.corpus.records
         adj = self.index.graph.undirected() if self.index.graph.n_edges else None
+        guards = self.guards() if self.config.cert.guards else None
         with one_blas_thread():  # kinship neighbours are BLAS products: one thread, as the SAE
             cert = run_certificate(np.asarray(self.require_chunks().record), len(records), self.require_codes(),
                                    vectors, adj,
                                    lambda r: word_tokens(record_text(records[r])), self.resolutions(),
-                                   self.config.cert, progress)
+                                   self.config.cert, progress, guards)
         cert.summary["kinship_vectors"] = how
         cert.summary["sae"] = {k: self.meta["sae"]["stats"].get(k) for k in
                                ("width", "k", "fve", "dead", "train_seconds")}
@@ -289,18 +292,30 @@ class Serendipity:
         def write(tmp: Path) -> None:
             np.savez(tmp / "pairs.npz", **cert.pairs)
             np.savez(tmp / "placebo.npz", **(cert.placebo or {}))
+            if cert.ruled is not None:
+                np.savez(tmp / "ruled.npz", **cert.ruled)
 
         _write(folder, meta, write)
         self._load_certificate(folder, meta)
         return self.require_certificate()
+
+    def guards(self) -> "Guards":
+        """The whale guards over this index's chunks (see `guards`)."""
+        from .guards import GuardData, Guards
+
+        chunks = self.require_chunks()
+        return Guards(GuardData(self.require_codes(), np.asarray(chunks.vectors, np.float32),
+                                chunks.texts(self.index.corpus.records), np.asarray(chunks.record),
+                                len(self.index.corpus)))
 
     def _load_certificate(self, folder: Path, meta: dict) -> None:
         z = np.load(folder / "pairs.npz")
         pairs = {k: z[k] for k in z.files}
         s = meta["summary"]
         placebo = dict(np.load(folder / "placebo.npz")) if (folder / "placebo.npz").exists() else None
+        ruled = dict(np.load(folder / "ruled.npz")) if (folder / "ruled.npz").exists() else None
         self.certificate = Certificate(meta["config"], s, pairs, np.asarray(s["kinship_edges"]),
-                                       np.asarray(s["thresholds"]), placebo)
+                                       np.asarray(s["thresholds"]), placebo, ruled)
         self.meta["certificate"] = meta
 
     def load(self) -> "Serendipity":

@@ -164,7 +164,8 @@ def _stdout_json(capsys, argv, rc=0):
 
 COVERED_HERE = {("search",), ("methods",), ("eval",), ("corpus", "stats"), ("channels",), ("feedback",), ("log",),
                 ("lookup",)}
-COVERED_IN_SERENDIPITY = {("certify",), ("connections",), ("reveal",), ("verdict",)}  # tests/serendipity/test_cli.py
+COVERED_IN_SERENDIPITY = {("certify",), ("connections",), ("reveal",), ("verdict",),  # tests/serendipity/test_cli.py
+                          ("lab", "score-pairs")}  # tests/serendipity/test_reading.py
 COVERED_IN_COLLECTION = {("show",), ("links",)}  # tests/cli/test_collection_cmd.py
 
 

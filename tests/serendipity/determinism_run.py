@@ -80,6 +80,8 @@ def digest(folder: Path) -> dict:
             "target_passes": ser.certificate.summary["target_passes"],
             "candidates": ser.certificate.summary["candidates"],
             "placebo_passes": ser.certificate.summary["placebo_passes"],
+            "guards": ser.certificate.summary["guards"],
+            "ruled": sha(b"".join(np.ascontiguousarray(v).tobytes() for _, v in sorted((ser.certificate.ruled or {}).items()))),
             "sae_sha256": ser.meta["sae"].get("sae_sha256")}
 
 

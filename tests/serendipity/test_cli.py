@@ -13,7 +13,9 @@ def test_certify_passes_on_planted_connections(index, tmp_path, capsys, monkeypa
     plant(monkeypatch)
     out = tmp_path / "cert.json"
     rep = tmp_path / "report"
-    rc = main(["certify", str(index.path), "-o", str(out), "--kinship-bins", "2", "--budget", "12", "-q",
+    # --no-guards: the synthetic records' words are shared by whole topics, so no two share a specific
+    # word and the "one shared word" guard would rule every pair out (the guards: test_guards.py)
+    rc = main(["certify", str(index.path), "-o", str(out), "--kinship-bins", "2", "--budget", "12", "-q", "--no-guards",
                "--report", str(rep)])
     body = json.loads(out.read_text())
     md = (rep / "report.md").read_text()
@@ -31,6 +33,14 @@ def test_certify_passes_on_planted_connections(index, tmp_path, capsys, monkeypa
     assert json.loads(capsys.readouterr().out)["verdict"]["verdict"] == "not useful"
     rc = main(["reveal", str(index.path), "nope", "--answer-hash", "0" * 64])
     assert rc == 2
+    # with the guards (the default): the report counts what each removed, target and placebo
+    rep2 = tmp_path / "report-guarded"
+    main(["certify", str(index.path), "-o", str(out), "--kinship-bins", "2", "--budget", "12", "-q", "--report", str(rep2)])
+    g = json.loads(out.read_text())["summary"]["guards"]
+    md = (rep2 / "report.md").read_text()
+    assert g["target_passes_before_guards"] == body["target_passes"]
+    assert sum(g["target"].values()) == body["target_passes"] - json.loads(out.read_text())["target_passes"]
+    assert "## Whale guards" in md and f"| one shared word | {g['target']['one shared word']} |" in md
 
 
 def test_certify_fails_without_them_and_seating_refuses(index, tmp_path, capsys, monkeypatch):  # noqa: F811

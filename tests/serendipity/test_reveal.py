@@ -114,7 +114,7 @@ def test_connections_reveal_and_verdicts(index):
     ser = _planted_ser(index)
     db = SerDB.for_index(index)
     q = "topic0 item1 record 3"
-    res = connections(ser, q, dial=12, session_id="s1", seed=5, db=db, min_floor_support=1)
+    res = connections(ser, q, dial=12, session_id="s1", seed=5, db=db, min_floor_support=1, bearing=None)
     ids = [p["id"] for p in res["passages"]]
     assert len(ids) == len(set(ids)) and "seated" not in str(res["passages"])
     with pytest.raises(RevealRefused):
@@ -142,7 +142,7 @@ def test_connections_reveal_and_verdicts(index):
     assert p["all"]["wilson95"] == [round(lo, 4), round(hi, 4)] and 0 < lo < 0.5 < hi < 1
     assert abs(V.wilson(8, 10)[0] - 0.4902) < 1e-3 and abs(V.wilson(8, 10)[1] - 0.9433) < 1e-3
     V.rule_out(db, "author", marker=PLANTED_MARKER)
-    res2 = connections(ser, q, dial=MAX_DIAL, session_id="s1", seed=5, db=db, min_floor_support=1)
+    res2 = connections(ser, q, dial=MAX_DIAL, session_id="s1", seed=5, db=db, min_floor_support=1, bearing=None)
     seated = reveal(db, res2["trace_id"], h)["seated"]
     assert all(s["marker"] != PLANTED_MARKER for s in seated)
 
@@ -161,3 +161,28 @@ def test_verdict_spellings_petunia_and_whale_from_the_seed_document():
     assert set(V.ALIASES.values()) == set(V.VERDICTS)
     with pytest.raises(InputError, match="'useful' or 'not useful'"):
         V.normalise("maybe")
+
+
+def test_seats_bear_on_the_question(index):
+    """With bearing=m a seat's marker is active in the query's code or in the passage (chunk nearest the
+    query) of one of the first m floor entries; m=0 leaves the query's own markers; more m, more eligible."""
+    from sidelight.serendipity.reveal import best_chunk, get_floor
+
+    ser = _planted_ser(index)
+    q = "topic0 item1 record 3"
+    floor = get_floor(index, q)
+    qvec = ser.embedder().encode([q], kind="query")[0]
+    qm = ser.query_markers(q, qvec)
+    first = ser.codes[best_chunk(ser, floor.positions[0], qvec)]
+    allowed = qm | {int(f) for f in first.indices[first.data > 0]}
+    filled = []
+    for m in (0, 1, len(floor.positions)):
+        db = SerDB(index.path / f"bearing-{m}.sqlite")
+        res = connections(ser, q, dial=MAX_DIAL, session_id="b", seed=5, db=db, bearing=m)
+        seated = reveal(db, res["trace_id"], "0" * 64)["seated"]
+        filled.append(len(seated))
+        if m == 0:
+            assert all(s["marker"] in qm for s in seated)
+        if m == 1:
+            assert all(s["marker"] in allowed for s in seated)
+    assert filled[0] <= filled[1] <= filled[2] and filled[2] > 0
