@@ -35,11 +35,25 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..index.passages import SNIPPET_CHARS
-from ..index.reading import PAGE_CHARS
 from .engine import Service
 from .openapi import openapi_document
 from .page import PAGE_HTML, TOKEN_PLACEHOLDER
+from .requests import (
+    ConnectionsRequest,
+    EdgesRequest,
+    FeedbackRequest,
+    FloorRequest,
+    LinksRequest,
+    LogRequest,
+    LookupRequest,
+    ReadRequest,
+    RevealRequest,
+    SearchRequest,
+    VerdictRequest,
+    channels_request,
+    from_query,
+    parse,
+)
 from .validate import MAX_BODY_BYTES, MAX_JSON_DEPTH, PAGE_TOKEN_HEADER, ApiError
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -242,21 +256,19 @@ async def _body(request: Request) -> dict:
     return data
 
 
-async def _args(request: Request) -> dict:
-    """GET: query parameters (q is an alias of query). POST: the JSON body."""
+async def _args(request: Request, model) -> dict:
+    """GET: query parameters (q is an alias of query) read into the model's declared types. POST: the JSON body."""
     if request.method in ("GET", "HEAD"):
         args = dict(request.query_params)
         if "q" in args and "query" not in args:
             args["query"] = args.pop("q")
-        return args
+        return from_query(model, args)
     return await _body(request)
 
 
-def _only(args: dict, allowed: set[str]) -> dict:
-    unknown = sorted(set(args) - allowed)
-    if unknown:
-        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}; allowed: {', '.join(sorted(allowed))}")
-    return args
+def _given(params) -> dict | None:
+    """The parameters a caller set (a params model's unset fields keep the method's defaults)."""
+    return None if params is None else params.model_dump(exclude_unset=True)
 
 
 def create_app(service: Service, allowed_hosts: list[str] | None = None, access_token: str | None = None,
@@ -288,60 +300,57 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
                       "parameters": await run_in_threadpool(service.method_specs)})
 
     async def search(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "method", "k", "budget_ms", "params", "filter", "snippet_chars"})
+        r = parse(SearchRequest, await _args(request, SearchRequest), method_field="method")
         return _json(await run_in_threadpool(lambda: service.search(
-            a.get("query"), a.get("method") or "bm25", a.get("k"), a.get("budget_ms"), a.get("params"),
-            a.get("filter"), a.get("snippet_chars", SNIPPET_CHARS), log=request.method == "POST")))
+            r.query, r.method, r.k, r.budget_ms, r.params, r.filter, r.snippet_chars, log=request.method == "POST")))
 
     async def read(request: Request) -> Response:
-        a = _only(dict(request.query_params), {"id", "page", "page_chars"})
-        return _json(await run_in_threadpool(lambda: service.read(
-            a.get("id"), a.get("page", 1), a.get("page_chars", PAGE_CHARS))))
+        r = parse(ReadRequest, from_query(ReadRequest, dict(request.query_params)))
+        return _json(await run_in_threadpool(lambda: service.read(r.id, r.page, r.page_chars)))
 
     async def links(request: Request) -> Response:
-        a = _only(dict(request.query_params), {"id", "hops"})
-        return _json(await run_in_threadpool(lambda: service.links(a.get("id"), a.get("hops", 1))))
+        r = parse(LinksRequest, from_query(LinksRequest, dict(request.query_params)))
+        return _json(await run_in_threadpool(lambda: service.links(r.id, r.hops)))
 
     async def lookup(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "k", "method", "pos", "prior"})
+        r = parse(LookupRequest, await _args(request, LookupRequest))
         return _json(await run_in_threadpool(lambda: service.lookup(
-            a.get("query"), a.get("k"), a.get("method") or None, a.get("pos"), a.get("prior"),
-            log=request.method == "POST")))
+            r.query, r.k, r.method or None, r.pos, r.prior, log=request.method == "POST")))
 
     async def channels(request: Request) -> Response:
-        a = _only(await _body(request), {"query", "limit", "budget_ms", "dense", "relation", "snippet_chars"})
-        return _json(await run_in_threadpool(service.channels, a.get("query"), a.get("limit"), a.get("budget_ms"),
-                                             a.get("dense"), a.get("relation"), a.get("snippet_chars", SNIPPET_CHARS)))
+        r = parse(channels_request(), await _body(request))
+        return _json(await run_in_threadpool(service.channels, r.query, r.limit, r.budget_ms,
+                                             getattr(r, "dense", True), _given(getattr(r, "relation", None)),
+                                             r.snippet_chars))
 
     async def feedback(request: Request) -> Response:
-        a = _only(await _body(request), {"trace_id", "node_id"})
-        return _json(await run_in_threadpool(service.feedback, a.get("trace_id"), a.get("node_id")))
+        r = parse(FeedbackRequest, await _body(request))
+        return _json(await run_in_threadpool(service.feedback, r.trace_id, r.node_id))
 
     async def trace(request: Request) -> Response:
         return _json(await run_in_threadpool(service.trace, request.path_params["trace_id"]))
 
     async def edges(request: Request) -> Response:
-        a = _only(await _body(request), {"edges"})
-        return _json(await run_in_threadpool(service.edges, a.get("edges")))
+        r = parse(EdgesRequest, await _body(request))
+        return _json(await run_in_threadpool(service.edges, [e.model_dump() for e in r.edges]))
 
     async def floor(request: Request) -> Response:
-        a = _only(await _args(request), {"query", "n", "budget_ms"})
-        return _json(await run_in_threadpool(lambda: service.floor(a.get("query"), a.get("n"), a.get("budget_ms"),
+        r = parse(FloorRequest, await _args(request, FloorRequest))
+        return _json(await run_in_threadpool(lambda: service.floor(r.query, r.n, r.budget_ms,
                                                                    log=request.method == "POST")))
 
     async def connections(request: Request) -> Response:
-        a = _only(await _body(request), {"query", "dial", "budget_ms", "session_id"})
-        return _json(await run_in_threadpool(service.connections, a.get("query"), a.get("dial"), a.get("budget_ms"),
-                                             a.get("session_id")))
+        r = parse(ConnectionsRequest, await _body(request))
+        return _json(await run_in_threadpool(service.connections, r.query, r.dial, r.budget_ms, r.session_id))
 
     async def reveal(request: Request) -> Response:
-        a = _only(await _body(request), {"trace_id", "answer_sha256"})
-        return _json(await run_in_threadpool(service.reveal, a.get("trace_id"), a.get("answer_sha256")))
+        r = parse(RevealRequest, await _body(request))
+        return _json(await run_in_threadpool(service.reveal, r.trace_id, r.answer_sha256))
 
     async def verdicts(request: Request) -> Response:
-        a = _only(await _body(request), {"a_id", "b_id", "marker", "verdict", "who", "note", "trace_id"})
-        return _json(await run_in_threadpool(service.verdict, a.get("a_id"), a.get("b_id"), a.get("marker"),
-                                             a.get("verdict"), a.get("who"), a.get("note"), a.get("trace_id")))
+        r = parse(VerdictRequest, await _body(request))
+        return _json(await run_in_threadpool(service.verdict, r.a_id, r.b_id, r.marker, r.verdict, r.who, r.note,
+                                             r.trace_id))
 
     async def stats(request: Request) -> Response:
         return _json(await run_in_threadpool(service.stats))
@@ -356,7 +365,8 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         return HTMLResponse(html)
 
     async def log(request: Request) -> Response:
-        return _json(await run_in_threadpool(service.querylog, request.query_params.get("limit")))
+        r = parse(LogRequest, from_query(LogRequest, dict(request.query_params)))
+        return _json(await run_in_threadpool(service.querylog, r.limit))
 
     async def on_api_error(request: Request, exc: ApiError) -> Response:
         return _json(exc.to_dict(), exc.status)

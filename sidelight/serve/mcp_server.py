@@ -3,29 +3,45 @@
 Transports: stdio (default) or streamable HTTP (`--http PORT`, path `/mcp`), behind the HTTP API's
 `Guard`: the Host header is checked, and with an access token (required beyond loopback) every request
 needs ``Authorization: Bearer TOKEN``. The tools call the same `Service` as the HTTP API, so budgets,
-fallback labels, traces and the query log (interface "mcp") are shared. Refusals come back as tool
-errors whose text starts with the same stable code the HTTP API uses (e.g. ``unknown_trace: ...``);
-unknown arguments (``unknown_argument``) and arguments of the wrong type (``bad_<name>`` /
-``missing_<name>``, e.g. ``dense: "maybe"``) are refused before the tool runs.
+fallback labels, traces and the query log (interface "mcp") are shared. Arguments are
+validated by the HTTP API's request models (`requests`: strict types, declared ranges, unknown keys
+refused), which are also each tool's input schema; a refusal is a tool error whose text is
+``CODE: message``, the code and message the HTTP API answers (e.g. ``bad_k: ...``, ``unknown_trace: ...``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
-
-from pydantic import Strict, WithJsonSchema
+from typing import Any
 
 from ..index.passages import SNIPPET_CHARS
 from ..index.reading import PAGE_CHARS
 from ..lanes.registry import lanes
 from .engine import Service
+from .requests import (
+    ConnectionsRequest,
+    FeedbackRequest,
+    LinksRequest,
+    LookupRequest,
+    ReadRequest,
+    RevealRequest,
+    SearchRequest,
+    channels_request,
+    parse,
+    without,
+)
 from .validate import ApiError
 
-StrictBool = Annotated[bool, Strict()]  # JSON true / false only: "maybe", "yes", 1 are refused by name
-# Whole numbers pass through untouched, so `Service`'s `check_int` is the one validation HTTP and MCP share
-# (pydantic's lax int would turn true into 1 and "5" into 5 before it could refuse or name them).
-IntArg = Annotated[Any, WithJsonSchema({"type": "integer"})]
+# The tools' arguments are validated by `TOOLS` before a tool runs; the SDK's own model of a tool's
+# signature then only passes them on, so each argument is typed Any here.
+Arg = Any
+
+
+def tool_models() -> dict[str, Any]:
+    """Tool name -> the request model of its arguments (the HTTP call's, less what the tool does not take)."""
+    return {"search_channels": channels_request(), "read": ReadRequest, "links": LinksRequest,
+            "record_success": FeedbackRequest, "search": SearchRequest, "lookup": LookupRequest,
+            "connections": without(ConnectionsRequest, "session_id"), "reveal": RevealRequest}
 
 INSTRUCTIONS = (
     "sidelight retrieves records from one index in separate lanes that are never fused. Call search_channels "
@@ -127,42 +143,35 @@ def compact(result):
     return result
 
 
-def _explain(exc) -> str:
-    """A pydantic `ValidationError` of tool arguments as ``bad_<name>: ...`` (``missing_<name>``), naming each."""
-    parts, code = [], "bad_arguments"
-    for i, e in enumerate(exc.errors()):
-        field = ".".join(str(p) for p in e["loc"]) or "arguments"
-        if i == 0:
-            code = f"{'missing' if e['type'] == 'missing' else 'bad'}_{e['loc'][0] if e['loc'] else 'arguments'}"
-        got = "" if e["type"] == "missing" else f", got {repr(e.get('input'))[:80]}"
-        parts.append(f"{field}: {e['msg']}{got}")
-    return f"{code}: " + "; ".join(parts)
-
-
 def build_server(service: Service, name: str = "sidelight"):
     """An `MCPServer` exposing `service` (tools + the `sidelight://readiness` resource)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from pydantic import ValidationError
+
+    models = tool_models()
 
     class Server(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
-            """Refuse unknown arguments (the SDK would ignore them) and explain ill-typed ones by name."""
-            tool = self._tool_manager.get_tool(name)
-            if tool is not None:
-                allowed = set(tool.parameters.get("properties", {}))
-                unknown = sorted(set(arguments or {}) - allowed)
-                if unknown:
-                    raise ToolError(f"unknown_argument: {name} has no argument {unknown[0]!r}; allowed: "
-                                    f"{', '.join(sorted(allowed))}")
+            """Validate the arguments by the tool's request model first: the HTTP API's code and message."""
+            if name in models and self._tool_manager.get_tool(name) is not None:
+                try:
+                    parse(models[name], arguments or {}, method_field="method" if name == "search" else None)
+                except ApiError as exc:
+                    raise ToolError(f"{exc.code}: {exc.message}") from None
             try:
                 return compact(await super().call_tool(name, arguments, context))
-            except ToolError as exc:
-                if isinstance(exc.__cause__, ValidationError):
-                    raise ToolError(_explain(exc.__cause__)) from exc.__cause__
+            except ToolError as exc:  # the service's refusal, without the SDK's "Error executing tool" prefix
+                if type(exc.__cause__) is ToolError:
+                    raise ToolError(str(exc.__cause__)) from None
                 raise
 
     server = Server(name, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def schema(tool_name: str) -> None:
+        """The tool's input schema: its request model's."""
+        tool = server._tool_manager.get_tool(tool_name)
+        if tool is not None:
+            tool.parameters = models[tool_name].model_json_schema()
 
     def call(fn, *args) -> dict:
         try:
@@ -173,16 +182,16 @@ def build_server(service: Service, name: str = "sidelight"):
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
     @server.tool(name="search_channels", description=search_channels_description())
-    def search_channels(query: str, limit: IntArg = 10, dense: StrictBool = True,
-                        relation: dict[str, Any] | None = None, snippet_chars: IntArg = SNIPPET_CHARS) -> dict[str, Any]:
-        return lean(call(service.channels, query, limit, None, dense, relation, snippet_chars))
+    def search_channels(query: str, limit: Arg = 10, budget_ms: Arg = None, dense: Arg = True,
+                        relation: dict[str, Any] | None = None, snippet_chars: Arg = SNIPPET_CHARS) -> dict[str, Any]:
+        return lean(call(service.channels, query, limit, budget_ms, dense, relation, snippet_chars))
 
     @server.tool(name="read", description=READ)
-    def read(id: str, page: IntArg = 1, page_chars: IntArg = PAGE_CHARS) -> dict[str, Any]:
+    def read(id: str, page: Arg = 1, page_chars: Arg = PAGE_CHARS) -> dict[str, Any]:
         return call(service.read, id, page, page_chars)
 
     @server.tool(name="links", description=LINKS)
-    def links(id: str, hops: IntArg = 1) -> dict[str, Any]:
+    def links(id: str, hops: Arg = 1) -> dict[str, Any]:
         return call(service.links, id, hops)
 
     @server.tool(name="record_success", description=RECORD_SUCCESS)
@@ -190,24 +199,28 @@ def build_server(service: Service, name: str = "sidelight"):
         return call(service.feedback, trace_id, node_id)
 
     @server.tool(name="search", description=SEARCH)
-    def search(query: str, method: str = "bm25", k: IntArg = 10, params: dict[str, Any] | None = None,
-               filter: dict[str, str] | None = None, snippet_chars: IntArg = SNIPPET_CHARS) -> dict[str, Any]:
-        return call(service.search, query, method, k, None, params, filter, snippet_chars)
+    def search(query: str, method: str = "bm25", k: Arg = 10, budget_ms: Arg = None,
+               params: dict[str, Any] | None = None, filter: dict[str, str] | None = None,
+               snippet_chars: Arg = SNIPPET_CHARS) -> dict[str, Any]:
+        return call(service.search, query, method, k, budget_ms, params, filter, snippet_chars)
 
     if service.offers_lookup():  # a tool is listed only where the index can serve it
         @server.tool(name="lookup", description=LOOKUP)
-        def lookup(query: str, k: IntArg = 10, method: str | None = None, pos: str | None = None,
+        def lookup(query: str, k: Arg = 10, method: str | None = None, pos: str | None = None,
                    prior: float | None = None) -> dict[str, Any]:
             return call(service.lookup, query, k, method, pos, prior)
 
     if service.offers_connections():
         @server.tool(name="connections", description=CONNECTIONS)
-        def connections(query: str, dial: IntArg = 3) -> dict[str, Any]:
-            return call(service.connections, query, dial)
+        def connections(query: str, dial: Arg = 3, budget_ms: Arg = None) -> dict[str, Any]:
+            return call(service.connections, query, dial, budget_ms)
 
         @server.tool(name="reveal", description=REVEAL)
         def reveal(trace_id: str, answer_sha256: str) -> dict[str, Any]:
             return call(service.reveal, trace_id, answer_sha256)
+
+    for tool_name in models:
+        schema(tool_name)
 
     @server.resource("sidelight://readiness", name="readiness", mime_type="application/json",
                      description="Readiness: index loaded, dense model state, certificate status and ranking "

@@ -73,7 +73,7 @@ def test_page_is_self_contained(client):
 @pytest.mark.parametrize("body,code", [
     ({"query": ""}, "empty_query"),
     ({"query": "   "}, "empty_query"),
-    ({}, "bad_query"),
+    ({}, "missing_query"),
     ({"query": 7}, "bad_query"),
     ({"query": "x" * 1001}, "query_too_long"),
     ({"query": "lisp", "limit": 0}, "limit_out_of_range"),
@@ -110,7 +110,7 @@ def test_feedback_bad_requests(client):
     e = err(client.post("/api/feedback", json={"trace_id": lane["trace_id"], "node_id": "no such record"}),
             422, "node_not_in_trace")
     assert e["channel"] == "lexical"
-    err(client.post("/api/feedback", json={"trace_id": lane["trace_id"]}), 400, "bad_node_id")
+    err(client.post("/api/feedback", json={"trace_id": lane["trace_id"]}), 400, "missing_node_id")
     err(client.get(f"/api/traces/{'f' * 32}"), 404, "unknown_trace")
 
 
@@ -154,7 +154,9 @@ def test_serendipity_endpoints(client, service):
     err(client.post("/api/verdicts", json={"a_id": "lisp", "b_id": "scheme", "marker": 1, "verdict": "meh",
                                            "who": "me"}), 400, "bad_verdict")
     err(client.post("/api/verdicts", json={"a_id": "lisp", "b_id": "scheme", "marker": 1, "verdict": "whale"}),
-        400, "bad_who")
+        400, "missing_who")
+    err(client.post("/api/verdicts", json={"a_id": "lisp", "b_id": "scheme", "marker": 1, "verdict": "whale",
+                                           "who": "  "}), 400, "bad_who")
     err(client.post("/api/verdicts", json={"a_id": "no such", "b_id": "scheme", "marker": 1, "verdict": "whale",
                                            "who": "me"}), 404, "unknown_node")
 
@@ -352,9 +354,9 @@ def test_search_takes_method_params_checked_by_their_declaration(client, service
     got = client.get('/api/search?q=lisp+machine&method=bm25%2Bppr&k=5&params={"alpha":0.8,"lam":0.5}').json()
     assert got["hits"] == r.json()["hits"]  # the GET form takes the same object as JSON text
     bad = err(client.post("/api/search", json={"query": "lisp", "method": "bm25+ppr", "params": {"alpha": "abc"}}),
-              400, "bad_input")
+              400, "bad_params")
     assert "parameter 'alpha' must be a finite number in [0, 1]" in bad["message"]
-    err(client.post("/api/search", json={"query": "lisp", "method": "bm25", "params": {"alpha": 1}}), 400, "bad_input")
+    err(client.post("/api/search", json={"query": "lisp", "method": "bm25", "params": {"alpha": 1}}), 400, "bad_params")
     err(client.post("/api/search", json={"query": "lisp", "params": [1]}), 400, "bad_params")
     specs = client.get("/api/methods").json()["parameters"]
     assert {p["name"] for p in specs["bm25+ppr"]["params"]} == {"alpha", "lam", "n_seeds", "iterations"}

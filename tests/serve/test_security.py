@@ -303,16 +303,12 @@ def fuzz_client(saved):
 def test_dense_maybe_is_400_over_http(dense_service):
     with api_client(create_app(dense_service)) as c:
         n = len(dense_service.index.state.trace_ids())
-        for bad in ("maybe", 1, 0, "", [], {"x": 1}, "truee"):
-            if bad == "":
-                continue
+        for bad in ("maybe", 1, 0, "", [], {"x": 1}, "truee", "yes", "false", "0", None):
             e = err(c.post("/api/channels", json={"query": "alpha", "dense": bad}), 400, "bad_dense")
-            assert "dense" in e["message"]
+            assert e["message"].startswith("dense must be true or false (a JSON boolean), got ")
         assert len(dense_service.index.state.trace_ids()) == n, "refused before any lane stored a trace"
         assert "dense" in c.post("/api/channels", json={"query": "alpha", "dense": True}).json()
-        for off in (False, "false", "no", "0", "FALSE"):
-            assert "dense" not in c.post("/api/channels", json={"query": "alpha", "dense": off}).json(), off
-        assert "dense" in c.post("/api/channels", json={"query": "alpha", "dense": "yes"}).json()
+        assert "dense" not in c.post("/api/channels", json={"query": "alpha", "dense": False}).json()
 
 
 def test_mcp_refuses_bad_and_unknown_arguments(dense_service):
@@ -328,9 +324,9 @@ def test_mcp_refuses_bad_and_unknown_arguments(dense_service):
                 r = await c.call_tool("search_channels", {"query": "alpha", "dense": bad})
                 assert r.is_error and "bad_dense" in r.content[0].text
             r = await c.call_tool("search_channels", {"query": "alpha", "surprise": 1})
-            assert r.is_error and r.content[0].text.startswith("unknown_argument:") and "'surprise'" in r.content[0].text
+            assert r.is_error and r.content[0].text.startswith("unknown_field:") and "'surprise'" in r.content[0].text
             r = await c.call_tool("record_success", {"trace_id": "0" * 32, "node_id": "a", "weight": 9})
-            assert r.is_error and "unknown_argument" in r.content[0].text
+            assert r.is_error and "unknown_field" in r.content[0].text
             r = await c.call_tool("search", {"k": 3})
             assert r.is_error and r.content[0].text.startswith("missing_query")
             ok = await c.call_tool("search_channels", {"query": "alpha", "dense": False})
