@@ -11,6 +11,7 @@ refused), which are also each tool's input schema; a refusal is a tool error who
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -27,6 +28,7 @@ from .requests import (
     RevealRequest,
     SearchRequest,
     channels_request,
+    json_schema,
     parse,
     without,
 )
@@ -171,7 +173,7 @@ def build_server(service: Service, name: str = "sidelight"):
         """The tool's input schema: its request model's."""
         tool = server._tool_manager.get_tool(tool_name)
         if tool is not None:
-            tool.parameters = models[tool_name].model_json_schema()
+            tool.parameters = copy.deepcopy(json_schema(models[tool_name]))
 
     def call(fn, *args) -> dict:
         try:

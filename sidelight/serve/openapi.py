@@ -1,198 +1,124 @@
-"""The OpenAPI document of the HTTP API (`GET /openapi.json`): every route, body and answer."""
+"""The OpenAPI document of the HTTP API (`GET /openapi.json`), generated from the typed models:
+request bodies and GET parameters from `requests` (the models that validate HTTP and MCP calls),
+answers from `answers`. Only the routes and their summaries are written here."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
 from .. import __version__ as VERSION
-from ..lanes import budget as B
 from ..lanes.registry import lanes
-from .validate import (
-    DEFAULT_DIAL,
-    MAX_BODY_BYTES,
-    MAX_DIAL,
-    MAX_EDGES,
-    MAX_JSON_DEPTH,
-    MAX_K,
-    MAX_LIMIT,
-    MAX_NOTE_CHARS,
-    MAX_QUERY_CHARS,
-    PAGE_TOKEN_HEADER,
-)
+from ..methods import method_specs
+from . import answers as A
+from . import requests as R
+from .validate import MAX_BODY_BYTES, MAX_JSON_DEPTH, PAGE_TOKEN_HEADER
+
+REF = "#/components/schemas/{model}"
+READ_ONLY = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
+DENSE_FALLBACK = ("A dense method falls back to BM25 (fallback 'lexical-only') while the model loads, and to BM25 "
+                  "with partial=true when it does not finish within the budget.")
 
 
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
+def _routes() -> list[tuple[str, str, str, Any, Any, tuple[int, ...], str]]:
+    """(path, verb, summary, request model (body of a POST, query of a GET) or None, answer model, refusals, note)."""
+    lane_names = ", ".join(lane.name for lane in lanes())
+    search, lookup, floor = "Top-k hits of one named method", "Words for a description (reverse dictionary), " \
+        "ranked by their best sense", "The floor (dense pool reranked under the budget)"
+    return [
+        ("/health", "get", "Readiness: index loaded, dense model state, certificate status", None, A.Health, (), ""),
+        ("/api/token", "get", f"The page token every POST sends as {PAGE_TOKEN_HEADER}", None, A.PageToken, (), ""),
+        ("/api/methods", "get", "Ranking methods by name, with their declared parameters", None, A.Methods, (), ""),
+        ("/api/search", "get", search, R.SearchRequest, A.SearchResult, (400, 422), READ_ONLY),
+        ("/api/search", "post", search, R.SearchRequest, A.SearchResult, (400, 413, 422), DENSE_FALLBACK),
+        ("/api/lookup", "get", lookup, R.LookupRequest, A.LookupResult, (400, 422), READ_ONLY),
+        ("/api/lookup", "post", lookup, R.LookupRequest, A.LookupResult, (400, 413, 422), ""),
+        ("/api/read", "get", "A record (or ID#section): a page of its text, its outline and links", R.ReadRequest,
+         A.Document, (400, 404), ""),
+        ("/api/links", "get", "A record's links out and in with their sentences", R.LinksRequest, A.Document,
+         (400, 404), ""),
+        ("/api/channels", "post", f"Independent lanes ({lane_names}), each with its own trace id",
+         R.channels_request(), A.channels_result(), (400, 413),
+         "Never fused: no cross-lane score. Stores one trace per lane (POST only). While the dense model loads, "
+         "the answer has no dense lane and says fallback 'lexical-only'."),
+        ("/api/feedback", "post", "Record that a hit of a trace was used (relation: strengthens its credited path)",
+         R.FeedbackRequest, A.FeedbackResult, (400, 404, 413, 422), ""),
+        ("/api/traces/{trace_id}", "get", "A stored trace", None, A.Trace, (400, 404), ""),
+        ("/api/edges", "post", "Current weights of edges (base, learned delta, effective)", R.EdgesRequest,
+         A.EdgeWeights, (400, 413), ""),
+        ("/api/floor", "get", floor, R.FloorRequest, A.Labelled, (400, 422), READ_ONLY),
+        ("/api/floor", "post", floor, R.FloorRequest, A.Labelled, (400, 413, 422), ""),
+        ("/api/connections", "post", "Connections with a dial (serendipity lane): floor + seated passages mixed in "
+         "blind; the panel is withheld until /api/reveal", R.ConnectionsRequest, A.Labelled, (400, 409, 501), ""),
+        ("/api/reveal", "post", "Reveal the connections panel after the answer's SHA-256 is recorded",
+         R.RevealRequest, A.Labelled, (400, 404, 409), ""),
+        ("/api/verdicts", "post", "Record a human verdict on a connection", R.VerdictRequest, A.Labelled,
+         (400, 404), ""),
+        ("/api/stats", "get", "Corpus graph statistics and degree histogram", None, A.Stats, (), ""),
+        ("/api/report", "get", "The latest lab report under --lab DIR", None, A.Report, (), ""),
+        ("/api/log", "get", "The query log (newest first)", R.LogRequest, A.Log, (400,), ""),
+    ]
 
 
-def _ok(schema: str, desc: str = "OK") -> dict:
-    return {"description": desc, "content": {"application/json": {"schema": _ref(schema)}}}
+def _query_parameters(model: type[BaseModel], schema: dict) -> list[dict]:
+    """A GET's query parameters: the model's fields (query as q; an object as JSON text)."""
+    out = []
+    for name, field in model.model_fields.items():
+        prop = schema["properties"][name]
+        param: dict[str, Any] = {"name": "q" if name == "query" else name, "in": "query",
+                                 "required": field.is_required()}
+        if "description" in prop:
+            param["description"] = prop["description"]
+        if R._types(prop) & {"object"}:  # JSON text in the URL
+            param["content"] = {"application/json": {"schema": prop}}
+        else:
+            param["schema"] = prop
+        out.append(param)
+    return out
 
 
-_ERR = {"description": "refused: see error.code", "content": {"application/json": {"schema": _ref("Error")}}}
-
-
-def _op(summary: str, ok: str, errors: tuple[int, ...] = (400,), body: str | None = None, params: list | None = None,
-        desc: str | None = None) -> dict:
-    op: dict = {"summary": summary, "responses": {"200": _ok(ok), **{str(s): _ERR for s in errors}}}
-    if desc:
-        op["description"] = desc
-    if body:  # a POST: the CSRF checks of `_check_post`
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(body)}}}
-        params = [*(params or []), {"name": PAGE_TOKEN_HEADER, "in": "header", "required": True,
-                                    "schema": {"type": "string"}, "description": "the page token (GET /api/token)"}]
-        op["responses"].update({"403": _ERR, "415": _ERR})
-    if params:
-        op["parameters"] = params
-    return op
-
-
-def _q(name: str, schema: dict, required: bool = False, desc: str = "") -> dict:
-    return {"name": name, "in": "query", "required": required, "schema": schema, "description": desc}
-
-
-QUERY = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
-BUDGET = {"type": "integer", "minimum": B.MIN_BUDGET_MS, "maximum": B.MAX_BUDGET_MS, "default": B.DEFAULT_BUDGET_MS,
-          "description": "time budget for the call in ms; stages that do not fit are skipped or cut and labelled"}
-TRACE = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
-LABELS = {"budget_ms": {"type": "integer"}, "elapsed_ms": {"type": "number"},
-          "fallback": {"type": ["string", "null"], "description": "path taken when a stage was replaced, e.g. 'lexical-only'"},
-          "partial": {"type": "boolean", "description": "true when the time budget cut or skipped a stage"},
-          "stages": {"type": "array", "items": _ref("Stage")}, "timings_ms": {"type": "object"}}
+def _json(ref: dict, desc: str = "OK") -> dict:
+    return {"description": desc, "content": {"application/json": {"schema": ref}}}
 
 
 def openapi_document() -> dict:
-    PARAMS = {"type": "object", "description": "the method's declared parameters (GET /api/methods lists them)"}
-    gp_search = [_q("q", QUERY, True, "query"), _q("method", {"type": "string", "default": "bm25"}),
-                 _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}), _q("budget_ms", BUDGET),
-                 _q("params", {"type": "string", "description": "the method's parameters as a JSON object"})]
-    FILTER = {"type": "object", "additionalProperties": {"type": "string"},
-              "description": "only records whose metadata KEY equals VALUE, e.g. {\"pos\": \"noun\"}"}
-    gp_search.append(_q("filter", {"type": "string", "description": "the metadata filter as a JSON object"}))
-    gp_floor = [_q("q", QUERY, True, "query"), _q("n", {"type": "integer", "minimum": 1, "maximum": MAX_K}),
-                _q("budget_ms", BUDGET)]
-    read_only = "Read-only: the GET form stores nothing (no trace, no query-log row); POST logs the call."
-    paths = {
-        "/health": {"get": _op("Readiness: index loaded, dense model state, certificate status", "Health", ())},
-        "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+    routes = _routes()
+    models = {m for r in routes for m in (r[3], r[4]) if m is not None} | {A.Error}
+    methods = {s.name: R.method_params(s.name) for s in method_specs()}
+    keyed = [(m, "validation") for m in sorted(models | set(methods.values()), key=lambda m: m.__name__)]
+    refs, defs = models_json_schema(keyed, ref_template=REF, schema_generator=R.Schema)
+    schemas = defs.get("$defs", {})
+    # a method's params: the model built from that method's declaration (the request names the method)
+    schemas["SearchRequest"]["properties"]["params"]["anyOf"] = [refs[(m, "validation")] for m in methods.values()]
+    error = {"description": "refused: see error.code", "content": {"application/json": {"schema": refs[(A.Error, "validation")]}}}
+    paths: dict[str, dict] = {
         "/": {"get": {"summary": "The lab page (self-contained HTML)", "responses": {"200": {"description": "HTML"}}}},
-        "/api/token": {"get": _op(f"The page token every POST sends as {PAGE_TOKEN_HEADER}", "PageToken", ())},
-        "/api/methods": {"get": _op("Ranking methods by name", "Methods", ())},
-        "/api/search": {
-            "get": _op("Top-k hits of one named method", "SearchResult", (400, 422), params=gp_search,
-                       desc=read_only),
-            "post": _op("Top-k hits of one named method", "SearchResult", (400, 413, 422), body="SearchRequest",
-                        desc="A dense method falls back to BM25 (fallback 'lexical-only') while the model loads, "
-                             "and to BM25 with partial=true when it does not finish within the budget.")},
-        "/api/lookup": {
-            "get": _op("Words for a description (reverse dictionary), ranked by their best sense", "LookupResult",
-                       (400, 422), params=[_q("q", QUERY, True, "the description"),
-                                           _q("k", {"type": "integer", "minimum": 1, "maximum": MAX_K}),
-                                           _q("method", {"type": "string"}), _q("pos", {"type": "string"})],
-                       desc=read_only),
-            "post": _op("Words for a description (reverse dictionary), ranked by their best sense", "LookupResult",
-                        (400, 413, 422), body="LookupRequest")},
-        "/api/channels": {
-            "post": _op(f"Independent lanes ({', '.join(lane.name for lane in lanes())}), each with its own trace id",
-                        "ChannelsResult",
-                        (400, 413), body="ChannelsRequest",
-                        desc="Never fused: no cross-lane score. Stores one trace per lane (POST only). While the "
-                             "dense model loads, the answer has lexical and relation lanes only and says fallback "
-                             "'lexical-only'.")},
-        "/api/feedback": {"post": _op("Record that a hit of a trace was used (relation: strengthens its credited path)",
-                                      "FeedbackResult", (400, 404, 413, 422), body="FeedbackRequest")},
-        "/api/traces/{trace_id}": {"get": _op("A stored trace", "Trace", (400, 404), params=[
-            {"name": "trace_id", "in": "path", "required": True, "schema": TRACE}])},
-        "/api/edges": {"post": _op("Current weights of edges (base, learned delta, effective)", "EdgeWeights",
-                                   (400, 413), body="EdgesRequest")},
-        "/api/floor": {"get": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422),
-                                  params=gp_floor, desc=read_only),
-                       "post": _op("The floor (dense pool reranked under the budget)", "Labelled", (400, 422),
-                                   body="FloorRequest")},
-        "/api/connections": {"post": _op("Connections with a dial (serendipity lane): floor + seated passages mixed "
-                                         "in blind; the panel is withheld until /api/reveal", "Labelled",
-                                         (400, 409, 501), body="ConnectionsRequest")},
-        "/api/reveal": {"post": _op("Reveal the connections panel after the answer's SHA-256 is recorded", "Labelled",
-                                    (400, 404, 409), body="RevealRequest")},
-        "/api/verdicts": {"post": _op("Record a human verdict on a connection", "Labelled", (400, 404),
-                                      body="VerdictRequest")},
-        "/api/stats": {"get": _op("Corpus graph statistics and degree histogram", "Stats", ())},
-        "/api/report": {"get": _op("The latest lab report under --lab DIR", "Report", ())},
+        "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         "/lab/report": {"get": {"summary": "The latest lab report as HTML",
-                                "responses": {"200": {"description": "HTML"}, "404": _ERR}}},
-        "/api/log": {"get": _op("The query log (newest first)", "Log", (400,), params=[
-            _q("limit", {"type": "integer", "minimum": 1, "maximum": 10000, "default": 50})])},
+                                "responses": {"200": {"description": "HTML"}, "404": error}}},
     }
-    lane = {"type": "object", "properties": {"trace_id": TRACE, "channel": {"type": "string"},
-                                             "hits": {"type": "array", "items": {"type": "object"}},
-                                             "params": {"type": "object"}}}
-    schemas = {
-        "Error": {"type": "object", "required": ["error"], "properties": {"error": {
-            "type": "object", "required": ["status", "code", "message"],
-            "properties": {"status": {"type": "integer"}, "code": {"type": "string"}, "message": {"type": "string"}}}}},
-        "Stage": {"type": "object", "properties": {"stage": {"type": "string"},
-                                                   "status": {"enum": ["done", "skipped", "cut"]},
-                                                   "reason": {"type": "string"}, "ms": {"type": "number"}}},
-        "Labelled": {"type": "object", "properties": LABELS},
-        "Health": {"type": "object", "properties": {
-            "status": {"enum": ["ok", "starting", "degraded"]}, "ready": {"type": "boolean"},
-            "index": {"type": "object"}, "dense": {"type": "object"}, "certificate": {"type": "object"}}},
-        "Methods": {"type": "object", "properties": {"methods": {"type": "object"}}},
-        "PageToken": {"type": "object", "properties": {"header": {"const": PAGE_TOKEN_HEADER},
-                                                       "token": {"type": "string"}}},
-        "SearchRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
-            "query": QUERY, "method": {"type": "string", "default": "bm25"},
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10}, "budget_ms": BUDGET,
-            "params": PARAMS, "filter": FILTER}},
-        "LookupRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
-            "query": QUERY, "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 10},
-            "method": {"type": "string", "default": "bm25"},
-            "pos": {"type": "string", "enum": ["noun", "verb", "adjective", "adverb"]}}},
-        "LookupResult": {"type": "object", "properties": {
-            "query": {"type": "string"}, "method": {"type": "string"}, "results": {"type": "array", "items": {
-                "type": "object", "properties": {"word": {"type": "string"}, "rank": {"type": "integer"},
-                                                 "score": {"type": "number"}, "synsets": {"type": "array"}}}}}},
-        "SearchResult": {"type": "object", "properties": {
-            "query": {"type": "string"}, "method": {"type": "string"}, "method_used": {"type": "string"},
-            "k": {"type": "integer"}, "hits": {"type": "array", "items": {"type": "object"}}, **LABELS}},
-        "ChannelsRequest": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
-            "query": QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
-            "budget_ms": BUDGET, "dense": {"type": "boolean", "default": True,
-                                           "description": "false leaves the dense lane out (true/false; "
-                                                          "the strings true/false, 1/0, yes/no also do)"}}},
-        "ChannelsResult": {"type": "object", "properties": {
-            "query": {"type": "string"},
-            **{x.name: {"description": x.description, **(lane if x.optional or x.floor else {"oneOf": [lane, {"type": "null"}]})}
-               for x in lanes()},
-            "agreement_node_ids": {"type": "array", "items": {"type": "string"}},
-            "missing_lanes": {"type": "array", "items": {"type": "object"}},
-            "descriptions": {"type": "object"}, **LABELS}},
-        "FeedbackRequest": {"type": "object", "required": ["trace_id", "node_id"], "additionalProperties": False,
-                            "properties": {"trace_id": TRACE, "node_id": {"type": "string", "minLength": 1}}},
-        "FeedbackResult": {"type": "object", "properties": {
-            "trace_id": TRACE, "node_id": {"type": "string"}, "channel": {"type": "string"}, "rank": {"type": "integer"},
-            "already_recorded": {"type": "boolean"}, "note": {"type": "string"},
-            "changed_edges": {"type": "array", "items": {"type": "object", "properties": {
-                "source": {"type": "string"}, "target": {"type": "string"}, "type": {"type": "string"},
-                "old_weight": {"type": "number"}, "new_weight": {"type": "number"}}}}}},
-        "Trace": {"type": "object"},
-        "EdgesRequest": {"type": "object", "required": ["edges"], "properties": {"edges": {
-            "type": "array", "minItems": 1, "maxItems": MAX_EDGES, "items": {"type": "object", "required": ["source", "target", "type"]}}}},
-        "EdgeWeights": {"type": "object", "properties": {"edges": {"type": "array", "items": {"type": "object"}}}},
-        "FloorRequest": {"type": "object", "required": ["query"], "properties": {
-            "query": QUERY, "n": {"type": "integer", "minimum": 1, "maximum": MAX_K}, "budget_ms": BUDGET}},
-        "ConnectionsRequest": {"type": "object", "required": ["query"], "properties": {
-            "query": QUERY, "dial": {"type": "integer", "minimum": 0, "maximum": MAX_DIAL, "default": DEFAULT_DIAL,
-                                     "description": f"seats offered: 0 none, 1 one, up to {MAX_DIAL}"},
-            "session_id": {"type": "string"}, "budget_ms": BUDGET}},
-        "RevealRequest": {"type": "object", "required": ["trace_id", "answer_sha256"], "properties": {
-            "trace_id": TRACE, "answer_sha256": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}}},
-        "VerdictRequest": {"type": "object", "required": ["a_id", "b_id", "marker", "verdict", "who"], "properties": {
-            "a_id": {"type": "string"}, "b_id": {"type": "string"}, "marker": {"type": "integer", "minimum": 0},
-            "verdict": {"type": "string", "description": "useful or not useful (the verdict spellings the CLI accepts work too)"},
-            "who": {"type": "string"}, "note": {"type": "string", "maxLength": MAX_NOTE_CHARS}, "trace_id": TRACE}},
-        "Stats": {"type": "object"}, "Report": {"type": "object"},
-        "Log": {"type": "object", "properties": {"entries": {"type": "array", "items": {"type": "object"}},
-                                                 "total": {"type": "integer"}}},
-    }
+    for path, verb, summary, request, answer, refusals, note in routes:
+        op: dict[str, Any] = {"summary": summary, "responses": {"200": _json(refs[(answer, "validation")]),
+                                                                **{str(s): error for s in refusals}}}
+        if note:
+            op["description"] = note
+        params: list[dict] = []
+        if path.endswith("{trace_id}"):
+            params.append({"name": "trace_id", "in": "path", "required": True,
+                           "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}})
+        if request is not None and verb == "get":
+            params += _query_parameters(request, schemas[request.__name__])
+        if verb == "post":  # the CSRF checks of `app._check_post`
+            op["requestBody"] = {"required": True, "content": {"application/json": {
+                "schema": refs[(request, "validation")]}}}
+            params.append({"name": PAGE_TOKEN_HEADER, "in": "header", "required": True, "schema": {"type": "string"},
+                           "description": "the page token (GET /api/token)"})
+            op["responses"].update({"403": error, "415": error})
+        if params:
+            op["parameters"] = params
+        paths.setdefault(path, {})[verb] = op
     return {"openapi": "3.1.0",
             "info": {"title": "sidelight", "version": VERSION,
                      "description": "Retrieval in separate lanes (never fused), feedback by trace id, time budgets "

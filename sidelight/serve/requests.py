@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
 
 from ..index.lookup import PARTS_OF_SPEECH, PRIOR
 from ..index.passages import MAX_SNIPPET_CHARS, SNIPPET_CHARS
@@ -57,6 +58,26 @@ K = _int(1, MAX_K, "how many hits")
 Snippet = _int(0, MAX_SNIPPET_CHARS, "each hit's snippet bound in characters (0: no passages)")
 Filter = Annotated[dict[str, str], Field(description="only records whose metadata KEY equals VALUE, e.g. "
                                                      "{\"pos\": \"noun\"}")]
+
+
+class Schema(GenerateJsonSchema):
+    """JSON schemas without generated titles, and without a null default on a field that cannot be null
+    (an absent field there means the server's default, e.g. budget_ms)."""
+
+    def field_title_should_be_set(self, schema) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def default_schema(self, schema):  # type: ignore[no-untyped-def]
+        out = super().default_schema(schema)
+        if out.get("default", 0) is None and "null" not in str(out):
+            out.pop("default")
+        return out
+
+
+@lru_cache(maxsize=256)
+def json_schema(model: type[BaseModel]) -> dict:
+    """The model's JSON schema (its nested models under $defs); cached: do not change the answer."""
+    return model.model_json_schema(schema_generator=Schema)
 
 
 class Request(BaseModel):
@@ -239,7 +260,7 @@ def _what(schema: dict) -> str:
 
 
 def _field_schema(model: type[BaseModel], name: str) -> dict:
-    return model.model_json_schema()["properties"].get(name, {})
+    return json_schema(model)["properties"].get(name, {})
 
 
 def parse(model: type[BaseModel], args: dict, method_field: str | None = None) -> BaseModel:
@@ -335,7 +356,7 @@ def from_query(model: type[BaseModel], query: dict[str, str]) -> dict:
     """A GET query string read into the model's declared JSON types (text is all a URL carries): integers,
     numbers, booleans (true/false, 1/0, yes/no) and objects (JSON text); an empty value is absent.
     Unreadable text stays text, which the model then refuses by name."""
-    props = model.model_json_schema().get("properties", {})
+    props = json_schema(model).get("properties", {})
     out: dict[str, Any] = {}
     for key, text in query.items():
         if text == "" and key != "query":
