@@ -59,13 +59,47 @@ ACCEPTED = [
 ]
 
 
-def _both(calls):
+def dictionary():
+    """A toy dictionary index (senses with a part of speech), where the lookup tool is offered."""
+    from sidelight.corpus import Corpus, Record
+    from sidelight.index import Index
+
+    senses = [Record("n:1", "beacon", "a tower with a light that warns ships", {"pos": "noun"}, ("lighthouse",)),
+              Record("n:2", "lamp", "a device that gives light", {"pos": "noun"}),
+              Record("a:4", "bright", "emitting much light", {"pos": "adjective"})]
+    return Index.build(Corpus("dict", senses, []), progress=False)
+
+
+LOOKUP_REFUSED = [
+    ("lookup", "/api/lookup", {"query": "light", "prior": "0.5"}, "bad_prior"),
+    ("lookup", "/api/lookup", {"query": "light", "prior": True}, "bad_prior"),
+    ("lookup", "/api/lookup", {"query": "light", "pos": 5}, "bad_pos"),
+    ("lookup", "/api/lookup", {"query": "light", "pos": "thing"}, "bad_pos"),
+    ("lookup", "/api/lookup", {"query": "light", "k": "3"}, "bad_k"),
+    ("lookup", "/api/lookup", {"query": "light", "method": 5}, "bad_method"),
+]
+LOOKUP_ACCEPTED = [("lookup", "/api/lookup", {"query": "light that warns ships", "pos": "noun", "prior": 0}),
+                   ("lookup", "/api/lookup", {"query": "light", "k": 2, "method": None, "pos": None})]
+
+
+def test_lookup_over_http_and_mcp_alike():
+    answers = _both([(t, r, a) for t, r, a, _ in LOOKUP_REFUSED] + LOOKUP_ACCEPTED, dictionary)
+    for (_, _, args, code), (http, mcp) in zip(LOOKUP_REFUSED, answers):
+        err = http.json()["error"]
+        assert http.status_code == 400 and err["code"] == code, (args, err)
+        assert mcp.is_error and mcp.content[0].text == f"{code}: {err['message']}", args
+    for (_, _, args), (http, mcp) in zip(LOOKUP_ACCEPTED, answers[len(LOOKUP_REFUSED):]):
+        assert http.status_code == 200 and not mcp.is_error, (args, http.text)
+        assert http.json()["results"][0]["word"] == mcp.structured_content["results"][0]["word"]
+
+
+def _both(calls, make_index=hand_index):
     """[(HTTP response, MCP CallToolResult)] for each (tool, route, args), over one service."""
     from mcp import Client
 
     from sidelight.serve.mcp_server import build_server
 
-    svc = Service(hand_index())
+    svc = Service(make_index())
     client = api_client(create_app(svc))
     out = []
 
