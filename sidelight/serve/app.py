@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
@@ -319,9 +320,11 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
 
     async def channels(request: Request) -> Response:
         r = parse(channels_request(), await _body(request))
+        extra = {name: _given(v) if isinstance(v, BaseModel) else v for name, v in r if name in r.model_fields_set
+                 and name not in ("query", "limit", "budget_ms", "snippet_chars", "dense", "relation")}
         return _json(await run_in_threadpool(service.channels, r.query, r.limit, r.budget_ms,
                                              getattr(r, "dense", True), _given(getattr(r, "relation", None)),
-                                             r.snippet_chars))
+                                             r.snippet_chars, extra))
 
     async def feedback(request: Request) -> Response:
         r = parse(FeedbackRequest, await _body(request))

@@ -253,16 +253,18 @@ class Service:
         return out
 
     def channels(self, query: Any, limit: Any = 10, budget_ms: Any = None, dense: Any = None,
-                 relation: Any = None, snippet_chars: Any = SNIPPET_CHARS) -> dict:
+                 relation: Any = None, snippet_chars: Any = SNIPPET_CHARS, lanes: Any = None) -> dict:
         """`relation`: the relation lane's parameters (the `relation` method's, e.g. {"rank": "activation"});
-        `snippet_chars`: each hit's snippet bound (0: no passages)."""
+        `snippet_chars`: each hit's snippet bound (0: no passages); `lanes`: any other registered lane by
+        name, false to leave an optional one out or an object of its parameters (`requests.channels_request`)."""
         return self._logged("channels", query,
-                            lambda: self._channels(query, limit, budget_ms, dense, relation, snippet_chars))
+                            lambda: self._channels(query, limit, budget_ms, dense, relation, snippet_chars, lanes))
 
-    def _channels(self, query, limit, budget_ms, dense, relation=None, snippet_chars=SNIPPET_CHARS) -> dict:
+    def _channels(self, query, limit, budget_ms, dense, relation=None, snippet_chars=SNIPPET_CHARS,
+                  lanes=None) -> dict:
         idx = self.index  # one generation for the whole call
         with idx.watch() as cov:
-            out = self._channels_in(idx, query, limit, budget_ms, dense, relation, snippet_chars)
+            out = self._channels_in(idx, query, limit, budget_ms, dense, relation, snippet_chars, lanes)
         return _covered(out, cov)
 
     # -- reading what was found --------------------------------------------------------------------------
@@ -279,13 +281,20 @@ class Service:
         hops = check_int(hops, "hops", 1, 2, 1)
         return self._quiet("links", ref, lambda: _found(lambda: {"id": ref, **links(self.index, ref, hops)}))
 
-    def _channels_in(self, idx, query, limit, budget_ms, dense, relation, snippet_chars=SNIPPET_CHARS) -> dict:
+    def _channels_in(self, idx, query, limit, budget_ms, dense, relation, snippet_chars=SNIPPET_CHARS,
+                     lanes=None) -> dict:
         q = check_query(query)
         limit = check_int(limit, "limit", 1, self.max_limit, 10)
         snippet_chars = check_int(snippet_chars, "snippet_chars", 0, MAX_SNIPPET_CHARS, SNIPPET_CHARS)
         settings = PassageSettings(snippet_chars=snippet_chars)
         want_dense = check_bool(dense, "dense", True)  # checked before any lane stores a trace
-        rel_params = check_params_object(relation)
+        include: dict[str, bool | None] = {} if want_dense else {"dense": False}
+        lane_params = {"relation": check_params_object(relation)} if relation not in (None, "", {}) else {}
+        for name, given in dict(lanes or {}).items():  # True: as by default (run when the index can)
+            if isinstance(given, bool):
+                include[name] = None if given else False
+            else:
+                lane_params[name] = check_params_object(given)
         b = self._budget(budget_ms)
 
         def waiting(lane: Lane) -> str | None:  # the dense query model still loading (or failed)
@@ -294,8 +303,7 @@ class Service:
         def passages(answer):
             return answer.with_hits(with_passages(idx, answer.hits, q, settings)) if snippet_chars else answer
 
-        res = run_lanes(idx, q, limit, include={} if want_dense else {"dense": False},
-                        params={"relation": rel_params} if rel_params else None, budget=b, pool=self.pool,
+        res = run_lanes(idx, q, limit, include=include, params=lane_params or None, budget=b, pool=self.pool,
                         waiting=waiting, finish=passages)
         out = res.to_dict()
         if idx.state_note:  # a read-only folder: the answer says its traces are not kept

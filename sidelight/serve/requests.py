@@ -36,7 +36,9 @@ from .validate import (
     MAX_LIMIT,
     MAX_NOTE_CHARS,
     MAX_QUERY_CHARS,
+    FALSE_WORDS,
     MAX_WHO_CHARS,
+    TRUE_WORDS,
     ApiError,
 )
 
@@ -315,7 +317,7 @@ def refusal(model: type[BaseModel], exc: ValidationError, args: dict) -> ApiErro
         return ApiError(400, f"missing_{name}", f"{name} is required ({_what(schema)})")
     value = args.get(name)
     if len(e["loc"]) > 1 and isinstance(value, dict) and (method := _params_method(model, name)):
-        check_method_params(method, value, f"bad_{name}")  # raises, with the method's own wording
+        check_method_params(method, value, f"bad_{name}")  # raises: a lane's parameters in its method's wording
     if kind in ("greater_than_equal", "less_than_equal") and len(e["loc"]) == 1:
         lo, hi = schema.get("minimum"), schema.get("maximum")
         return ApiError(400, f"{name}_out_of_range", f"{name} must be between {lo} and {hi}, got {value!r}",
@@ -348,9 +350,6 @@ def _short(value: Any) -> str:
 
 
 # ---- GET query strings ----------------------------------------------------------------------------------
-
-TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes"), ("false", "0", "no")
-
 
 def from_query(model: type[BaseModel], query: dict[str, str]) -> dict:
     """A GET query string read into the model's declared JSON types (text is all a URL carries): integers,

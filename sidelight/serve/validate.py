@@ -25,7 +25,7 @@ MAX_JSON_DEPTH = 64  # deeper JSON nesting is refused (400) while the body strea
 PAGE_TOKEN_HEADER = "X-Sidelight-Token"  # the per-server page token every POST carries
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-TRUE_WORDS = ("true", "1", "yes")  # string spellings of a boolean the HTTP API accepts (MCP takes JSON booleans only)
+TRUE_WORDS = ("true", "1", "yes")  # spellings of a boolean in a GET query string (JSON bodies and MCP: true/false)
 FALSE_WORDS = ("false", "0", "no")
 
 

@@ -253,3 +253,32 @@ def test_get_parameters_and_mcp_schemas_come_from_the_models():
     assert search["additionalProperties"] is False and set(search["properties"]) == set(body["properties"])
     for key in ("k", "snippet_chars", "budget_ms", "query"):
         assert search["properties"][key] == body["properties"][key], key
+
+
+def test_an_optional_lane_registered_later_gets_its_switch_in_the_request_model():
+    """The channels request is built from the lane registry: an optional lane registered in this test
+    alone can be left out with NAME: false (a JSON boolean, nothing else), and the OpenAPI body says so."""
+    from dataclasses import dataclass
+
+    from sidelight.lanes.registry import BaseLane, registered
+    from sidelight.results import Hit, Results
+    from sidelight.serve.openapi import openapi_document
+
+    @dataclass(frozen=True)
+    class FirstLane(BaseLane):
+        def run(self, context, query, limit, budget):
+            rec = context.index.corpus.records[0]
+            trace = context.index.state.new_trace(query, self.name, [{"node_id": rec.id, "rank": 1, "score": 1.0}], {})
+            return Results([Hit(rec.id, 1, 1.0, rec.title)], query, self.name, trace_id=trace, params={})
+
+    with registered(FirstLane("first", "Toy lane: the first record, always.", optional=True)):
+        svc = Service(hand_index())
+        client = api_client(create_app(svc))
+        assert client.post("/api/channels", json={"query": "alpha"}).json()["first"]["hits"][0]["id"] == "a"
+        assert "first" not in client.post("/api/channels", json={"query": "alpha", "first": False}).json()
+        bad = client.post("/api/channels", json={"query": "alpha", "first": "no"}).json()["error"]
+        assert bad["code"] == "bad_first" and bad["message"] == "first must be true or false (a JSON boolean), got 'no'"
+        body = openapi_document()["components"]["schemas"]["ChannelsRequest"]["properties"]
+        assert body["first"]["type"] == "boolean" and body["first"]["default"] is True
+        svc.close()
+    assert "first" not in openapi_document()["components"]["schemas"]["ChannelsRequest"]["properties"]
