@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
@@ -51,6 +50,7 @@ from .requests import (
     RevealRequest,
     SearchRequest,
     VerdictRequest,
+    channels_call,
     channels_request,
     from_query,
     parse,
@@ -267,11 +267,6 @@ async def _args(request: Request, model) -> dict:
     return await _body(request)
 
 
-def _given(params) -> dict | None:
-    """The parameters a caller set (a params model's unset fields keep the method's defaults)."""
-    return None if params is None else params.model_dump(exclude_unset=True)
-
-
 def create_app(service: Service, allowed_hosts: list[str] | None = None, access_token: str | None = None,
                page_token: str | None = None, site: Path | None = None) -> Starlette:
     """The ASGI app over one `Service`.
@@ -320,11 +315,7 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
 
     async def channels(request: Request) -> Response:
         r = parse(channels_request(), await _body(request))
-        extra = {name: _given(v) if isinstance(v, BaseModel) else v for name, v in r if name in r.model_fields_set
-                 and name not in ("query", "limit", "budget_ms", "snippet_chars", "dense", "relation")}
-        return _json(await run_in_threadpool(service.channels, r.query, r.limit, r.budget_ms,
-                                             getattr(r, "dense", True), _given(getattr(r, "relation", None)),
-                                             r.snippet_chars, extra))
+        return _json(await run_in_threadpool(lambda: service.channels(**channels_call(r))))
 
     async def feedback(request: Request) -> Response:
         r = parse(FeedbackRequest, await _body(request))

@@ -12,6 +12,7 @@ refused), which are also each tool's input schema; a refusal is a tool error who
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from typing import Any
 
@@ -27,6 +28,7 @@ from .requests import (
     ReadRequest,
     RevealRequest,
     SearchRequest,
+    channels_call,
     channels_request,
     json_schema,
     parse,
@@ -183,10 +185,19 @@ def build_server(service: Service, name: str = "sidelight"):
                 return {"available": False, "code": exc.code, "message": exc.message}
             raise ToolError(f"{exc.code}: {exc.message}") from None
 
-    @server.tool(name="search_channels", description=search_channels_description())
-    def search_channels(query: str, limit: Arg = 10, budget_ms: Arg = None, dense: Arg = True,
-                        relation: dict[str, Any] | None = None, snippet_chars: Arg = SNIPPET_CHARS) -> dict[str, Any]:
-        return lean(call(service.channels, query, limit, budget_ms, dense, relation, snippet_chars))
+    def search_channels(**args: Any) -> dict[str, Any]:
+        # already checked (`Server.call_tool`): this builds the request from what was given (the SDK fills
+        # in None for an absent argument)
+        r = models["search_channels"].model_validate({k: v for k, v in args.items() if v is not None})
+        return lean(call(lambda: service.channels(**channels_call(r))))
+
+    # its arguments are the channels request's fields, a lane registered later included
+    search_channels.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=Any,
+                           default=inspect.Parameter.empty if f.is_required() else f.default)
+         for n, f in models["search_channels"].model_fields.items()],
+        return_annotation=dict[str, Any])
+    server.tool(name="search_channels", description=search_channels_description())(search_channels)
 
     @server.tool(name="read", description=READ)
     def read(id: str, page: Arg = 1, page_chars: Arg = PAGE_CHARS) -> dict[str, Any]:

@@ -165,6 +165,18 @@ def _channels_request(names: tuple[str, ...]) -> type[BaseModel]:
     return create_model("ChannelsRequest", __base__=Request, **fields)  # type: ignore[call-overload]
 
 
+def channels_call(r: BaseModel) -> dict[str, Any]:
+    """`Service.channels` keyword arguments of a validated channels request (HTTP and MCP alike): the
+    dense switch, the relation lane's parameters as given, any other lane's switch or parameters."""
+    fixed = ("query", "limit", "budget_ms", "snippet_chars", "dense", "relation")
+    given = {name: v.model_dump(exclude_unset=True) if isinstance(v, BaseModel) else v
+             for name, v in r if name in r.model_fields_set}
+    return {"query": r.query, "limit": r.limit, "budget_ms": r.budget_ms,  # type: ignore[attr-defined]
+            "dense": getattr(r, "dense", True), "relation": given.get("relation"),
+            "snippet_chars": r.snippet_chars,  # type: ignore[attr-defined]
+            "lanes": {k: v for k, v in given.items() if k not in fixed}}
+
+
 class FeedbackRequest(Request):
     trace_id: TraceId
     node_id: NodeId

@@ -282,3 +282,39 @@ def test_an_optional_lane_registered_later_gets_its_switch_in_the_request_model(
         assert body["first"]["type"] == "boolean" and body["first"]["default"] is True
         svc.close()
     assert "first" not in openapi_document()["components"]["schemas"]["ChannelsRequest"]["properties"]
+
+
+def test_an_optional_lane_registered_later_is_switched_over_mcp_too():
+    from dataclasses import dataclass
+
+    from mcp import Client
+
+    from sidelight.lanes.registry import BaseLane, registered
+    from sidelight.results import Hit, Results
+    from sidelight.serve.mcp_server import build_server
+
+    @dataclass(frozen=True)
+    class FirstLane(BaseLane):
+        def run(self, context, query, limit, budget):
+            rec = context.index.corpus.records[0]
+            trace = context.index.state.new_trace(query, self.name, [{"node_id": rec.id, "rank": 1, "score": 1.0}], {})
+            return Results([Hit(rec.id, 1, 1.0, rec.title)], query, self.name, trace_id=trace, params={})
+
+    with registered(FirstLane("first", "Toy lane: the first record, always.", optional=True)):
+        svc = Service(hand_index())
+        http = api_client(create_app(svc)).post("/api/channels", json={"query": "alpha", "first": "no"}).json()
+        got = {}
+
+        async def session():
+            async with Client(build_server(svc)) as c:
+                got["on"] = await c.call_tool("search_channels", {"query": "alpha"})
+                got["off"] = await c.call_tool("search_channels", {"query": "alpha", "first": False})
+                got["bad"] = await c.call_tool("search_channels", {"query": "alpha", "first": "no"})
+                got["schema"] = {t.name: t.input_schema for t in (await c.list_tools()).tools}["search_channels"]
+
+        anyio.run(session)
+        svc.close()
+    assert got["on"].structured_content["first"]["hits"][0]["id"] == "a"
+    assert "first" not in got["off"].structured_content
+    assert got["bad"].is_error and got["bad"].content[0].text == f"bad_first: {http['error']['message']}"
+    assert got["schema"]["properties"]["first"]["type"] == "boolean"
