@@ -108,7 +108,7 @@ def _channels(names: tuple[str, ...]) -> type[BaseModel]:
             fields[lane.name] = (Optional[Lane], Field(description=lane.description))
     fields.update({"agreement_node_ids": (list[str], Field(description="ids found in more than one lane")),
                    "missing_lanes": (list[MissingLane], ...), "descriptions": (dict[str, str], ...)})
-    return create_model("ChannelsResult", __base__=Labels, **fields)  # type: ignore[call-overload]
+    return create_model("ChannelsResult", __base__=Labels, **fields)
 
 
 def channels_result() -> type[BaseModel]:

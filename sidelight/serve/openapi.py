@@ -4,7 +4,7 @@ answers from `answers`. Only the routes and their summaries are written here."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
@@ -87,7 +87,8 @@ def openapi_document() -> dict:
     routes = _routes()
     models = {m for r in routes for m in (r[3], r[4]) if m is not None} | {A.Error}
     methods = {s.name: R.method_params(s.name) for s in method_specs()}
-    keyed = [(m, "validation") for m in sorted(models | set(methods.values()), key=lambda m: m.__name__)]
+    keyed: list[tuple[type[BaseModel], Literal["validation"]]] = [
+        (m, "validation") for m in sorted(models | set(methods.values()), key=lambda m: m.__name__)]
     refs, defs = models_json_schema(keyed, ref_template=REF, schema_generator=R.Schema)
     schemas = defs.get("$defs", {})
     # a method's params: the model built from that method's declaration (the request names the method)

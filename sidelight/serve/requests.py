@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -56,8 +56,9 @@ NodeId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)
 Budget = Annotated[int, Field(ge=B.MIN_BUDGET_MS, le=B.MAX_BUDGET_MS, description=(
     f"time budget for the call in ms (default {B.DEFAULT_BUDGET_MS}); stages that do not fit are skipped or cut "
     "and labelled"))]
-K = _int(1, MAX_K, "how many hits")
-Snippet = _int(0, MAX_SNIPPET_CHARS, "each hit's snippet bound in characters (0: no passages)")
+K = Annotated[int, Field(ge=1, le=MAX_K, description="how many hits")]
+Snippet = Annotated[int, Field(ge=0, le=MAX_SNIPPET_CHARS, description="each hit's snippet bound in characters "
+                                                                       "(0: no passages)")]
 Filter = Annotated[dict[str, str], Field(description="only records whose metadata KEY equals VALUE, e.g. "
                                                      "{\"pos\": \"noun\"}")]
 
@@ -66,10 +67,10 @@ class Schema(GenerateJsonSchema):
     """JSON schemas without generated titles, and without a null default on a field that cannot be null
     (an absent field there means the server's default, e.g. budget_ms)."""
 
-    def field_title_should_be_set(self, schema) -> bool:  # type: ignore[no-untyped-def]
+    def field_title_should_be_set(self, schema: Any) -> bool:
         return False
 
-    def default_schema(self, schema):  # type: ignore[no-untyped-def]
+    def default_schema(self, schema: Any) -> Any:
         out = super().default_schema(schema)
         if out.get("default", 0) is None and "null" not in str(out):
             out.pop("default")
@@ -93,7 +94,7 @@ class Request(BaseModel):
 def param_type(p: Param) -> Any:
     """The pydantic type of one declared parameter: its kind, range or choices, null when nullable."""
     if p.choices is not None:
-        t: Any = Literal[p.choices]  # type: ignore[valid-type]
+        t: Any = Literal[p.choices]
     elif p.kind is tuple:
         t = list[Annotated[float, Field(ge=p.low, le=p.high)]]
     elif p.kind in (int, float):
@@ -129,7 +130,7 @@ class SearchRequest(Request):
     method: str = Field("bm25", description="a method of GET /api/methods")
     k: K = 10
     budget_ms: Budget = None  # type: ignore[assignment]
-    params: dict[str, Any] = Field(None, description="the method's declared parameters (GET /api/methods)")  # type: ignore[assignment]
+    params: dict[str, Any] = Field(None, description="the method's declared parameters (GET /api/methods)")  # type: ignore[arg-type]
     filter: Filter = None  # type: ignore[assignment]
     snippet_chars: Snippet = SNIPPET_CHARS
 
@@ -162,7 +163,7 @@ def _channels_request(names: tuple[str, ...]) -> type[BaseModel]:
         elif model is not None:
             fields[lane.name] = (model, Field(None, description=f"the {lane.name} lane's parameters"))
     fields["snippet_chars"] = (Snippet, SNIPPET_CHARS)
-    return create_model("ChannelsRequest", __base__=Request, **fields)  # type: ignore[call-overload]
+    return create_model("ChannelsRequest", __base__=Request, **fields)
 
 
 def channels_call(r: BaseModel) -> dict[str, Any]:
@@ -277,7 +278,10 @@ def _field_schema(model: type[BaseModel], name: str) -> dict:
     return json_schema(model)["properties"].get(name, {})
 
 
-def parse(model: type[BaseModel], args: dict, method_field: str | None = None) -> BaseModel:
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], args: dict, method_field: str | None = None) -> M:
     """`args` validated by `model` (then a method's `params` by that method's model), or the first
     problem as an `ApiError` with a stable code: unknown_field, missing_NAME, NAME_out_of_range,
     query_too_long / empty_query, bad_NAME."""
@@ -290,7 +294,7 @@ def parse(model: type[BaseModel], args: dict, method_field: str | None = None) -
     if method_field is not None and getattr(req, "params", None) is not None:
         method = getattr(req, method_field)
         if any(s.name == method for s in method_specs()):
-            check_method_params(method, req.params)  # type: ignore[attr-defined]
+            check_method_params(method, getattr(req, "params"))
     return req
 
 
@@ -311,7 +315,7 @@ def check_method_params(method: str, params: dict, code: str = "bad_params") -> 
                        f"got {value!r} ({type(value).__name__})") from None
 
 
-def _first(exc: ValidationError) -> dict:
+def _first(exc: ValidationError) -> Any:
     errors = exc.errors()
     return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
@@ -336,11 +340,11 @@ def refusal(model: type[BaseModel], exc: ValidationError, args: dict) -> ApiErro
                         min=lo, max=hi)
     if kind == "too_long" and len(e["loc"]) == 1:
         return ApiError(400, f"{name}_out_of_range", f"{name} must have at most {schema.get('maxItems')} items, "
-                        f"got {len(value)}")
+                        f"got {len(value or ())}")
     if name == "query" and kind == "string_too_short":
         return ApiError(400, "empty_query", "query is empty; send some words to search for")
     if name == "query" and kind == "string_too_long":
-        return ApiError(400, "query_too_long", f"query has {len(value)} characters; at most {MAX_QUERY_CHARS}",
+        return ApiError(400, "query_too_long", f"query has {len(value or '')} characters; at most {MAX_QUERY_CHARS}",
                         max_chars=MAX_QUERY_CHARS)
     where = ".".join(str(p) for p in e["loc"])
     inner = f" ({where}: {e['msg'].lower()})" if len(e["loc"]) > 1 else ""
