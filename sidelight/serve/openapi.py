@@ -71,7 +71,7 @@ def _query_parameters(model: type[BaseModel], schema: dict) -> list[dict]:
                                  "required": field.is_required()}
         if "description" in prop:
             param["description"] = prop["description"]
-        if R._types(prop) & {"object"}:  # JSON text in the URL
+        if R.json_types(prop) & {"object"}:  # JSON text in the URL
             param["content"] = {"application/json": {"schema": prop}}
         else:
             param["schema"] = prop

@@ -376,14 +376,15 @@ def from_query(model: type[BaseModel], query: dict[str, str]) -> dict:
     for key, text in query.items():
         if text == "" and key != "query":
             continue
-        types = _types(props.get(key, {}))
+        types = json_types(props.get(key, {}))
         out[key] = _read(text, types)
     return out
 
 
-def _types(schema: dict) -> set[str]:
+def json_types(schema: dict) -> set[str]:
+    """The JSON types a schema admits (a reference counts as an object)."""
     if "anyOf" in schema:
-        return {t for s in schema["anyOf"] for t in _types(s)}
+        return {t for s in schema["anyOf"] for t in json_types(s)}
     return {schema["type"]} if "type" in schema else ({"object"} if "$ref" in schema else set())
 
 
