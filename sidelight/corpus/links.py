@@ -111,13 +111,14 @@ class Resolver:
         return "no such document"
 
 
-def resolve_links(records: Iterable[Record]) -> tuple[list[Edge], list[Unresolved]]:
+def resolve_links(records: Iterable[Record], resolver: Resolver | None = None) -> tuple[list[Edge], list[Unresolved]]:
     """(edges, unresolved) of the records' `metadata["links"]`, in record order then link order.
 
     One edge per (source, target, type), carrying the first link's sentence and anchor; a link of a
-    record to itself is resolved but makes no edge. Types: "embed" for embeds, else "link"."""
+    record to itself is resolved but makes no edge. Types: "embed" for embeds, else "link".
+    `resolver`: the folder's names when `records` are only some of its documents (a sync)."""
     records = list(records)
-    resolver = Resolver(r.id for r in records)
+    resolver = resolver or Resolver(r.id for r in records)
     edges: list[Edge] = []
     seen: set[tuple[str, str, str]] = set()
     unresolved: list[Unresolved] = []
