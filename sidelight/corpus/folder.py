@@ -72,6 +72,8 @@ def _ignore_spec(root: Path, exclude: tuple[str, ...], warnings: list[tuple[str,
             good.append(ln)
         except (ValueError, TypeError) as exc:
             warnings.append((where, f"pattern {ln!r} is not valid ({exc}); ignored"))
+    if not good and not exclude:
+        return lambda rel, is_dir: False  # nothing to match: the common case, and a sync's walk is timed
     spec = pathspec.GitIgnoreSpec.from_lines(good)
 
     def excluded(rel: str, is_dir: bool) -> bool:
