@@ -36,7 +36,7 @@ from sidelight.corpus.passages import sections_of, window_texts  # noqa: E402
 from sidelight.index.passages import PassageSettings, QueryTerms, with_passages  # noqa: E402
 from sidelight.methods.sections import section_index  # noqa: E402
 
-GRID = ([("bm25", {}), ("hybrid-linear", {"alpha": 0.5, "norm": "zscore"}), ("best", {})]
+GRID = ([("bm25", {}), ("hybrid-linear", {"alpha": 0.3, "norm": "zscore"}), ("hybrid-linear", {"alpha": 0.5, "norm": "zscore"}), ("best", {})]
         + [("bm25-sections", {"mix": m}) for m in (0.0, 0.25, 0.5, 0.75)]
         + [("hybrid-sections", {"mix": m, "alpha": a, "norm": "zscore"}) for m in (0.25, 0.5, 0.75) for a in (0.3, 0.5, 0.7)])
 

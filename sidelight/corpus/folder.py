@@ -146,7 +146,7 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
                 continue
             if not stat.S_ISREG(st.st_mode) or excluded(rel, False):
                 continue
-            if PurePosixPath(entry.name).suffix.lower() not in FORMATS:
+            if os.path.splitext(entry.name)[1].lower() not in FORMATS:
                 out.ignored += 1
                 continue
             real = os.path.realpath(entry.path) if link else os.path.join(real_dir, entry.name)

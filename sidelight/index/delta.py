@@ -41,8 +41,8 @@ def write(index, remove: Sequence[str], fresh: Sequence[Record], resourced: set[
           new_edges: Sequence[Edge], state: dict[str, list]) -> int:
     """Publish a new generation of the saved `index` (opened from its current generation, verified):
     without the records `remove`, with `fresh` (sorted by id) appended; every edge whose source is
-    in `resourced` (the records whose links were resolved again, `fresh` included) or whose ends are
-    removed is replaced by `new_edges`; `state` is the new folder state. The caller holds the lock.
+    in `resourced` (the records whose links were resolved again, `fresh` included) or whose target
+    is gone is replaced by `new_edges` (an edge into a changed record stays: its id is still there); `state` is the new folder state. The caller holds the lock.
     Returns the number of edges of the new generation."""
     root, corpus = Path(index.path), index.corpus
     records: RecordFile = corpus.records
@@ -54,14 +54,14 @@ def write(index, remove: Sequence[str], fresh: Sequence[Record], resourced: set[
     old_ids = corpus.ids
     ids = [old_ids[i] for i in np.flatnonzero(keep)] + [r.id for r in fresh]
     new_pos = {rid: i for i, rid in enumerate(ids)}
-    moved = np.full(n_old, -1, dtype=np.int64)
-    moved[keep] = np.arange(int(keep.sum()))
+    # old position -> new one, for every id still there (a changed record is read again under its id)
+    moved = np.fromiter((new_pos.get(rid, -1) for rid in old_ids), dtype=np.int64, count=n_old)
 
     # edges: the old ones that stay (by arrays, lines copied), then the new ones, ordered by source id
     src, dst, w, t = old_edge_arrays(index.graph)
     redo = np.zeros(n_old, dtype=bool)
     redo[[pos[i] for i in resourced if i in pos]] = True
-    stay = keep[src] & keep[dst] & ~redo[src] if len(src) else np.zeros(0, dtype=bool)
+    stay = keep[src] & (moved[dst] >= 0) & ~redo[src] if len(src) else np.zeros(0, dtype=bool)
     old_lines = _edge_lines(Path(corpus.edges.path), len(src))
     names = index.graph.type_names
     e_src = np.concatenate((moved[src[stay]], np.fromiter((new_pos[e.source] for e in new_edges), np.int64, len(new_edges))))

@@ -133,8 +133,11 @@ def sync(index_path: Path, folder: Path, exclude: Sequence[str] = ()) -> SyncRep
         again = {rid for rid, e in state.items() if rid not in gone and changed_keys.intersection(e[4])}
         again |= {ids[s] for s in src[into_removed]} - gone
         old = [index.corpus.records[pos[i]] for i in sorted(again)]
-        new_ids = [i for i in ids if i not in gone] + sorted(fresh_ids)
-        edges, unresolved = resolve_links(sorted([*fresh, *old], key=lambda r: r.id), Resolver(new_ids))
+        # the names these links can resolve to: only ids that share a key with them (same answers, small tables)
+        wanted = set().union(*(folderstate.link_keys(r.metadata.get("links", ())) for r in [*fresh, *old]))
+        names = [i for i in ids if i not in gone and not folderstate.id_keys(i).isdisjoint(wanted)]
+        resolver = Resolver(names + sorted(i for i in fresh_ids if not folderstate.id_keys(i).isdisjoint(wanted)))
+        edges, unresolved = resolve_links(sorted([*fresh, *old], key=lambda r: r.id), resolver)
         by_source: dict[str, list[tuple[str, str]]] = {}
         for u in unresolved:
             by_source.setdefault(u.source, []).append((u.target, u.reason))

@@ -195,3 +195,21 @@ def store_generation(root: Path) -> str:
     from sidelight.index import store
 
     return store.current_generation(root)
+
+
+def test_links_into_a_changed_note_stay(tmp_path):
+    """Editing a note replaces its own links only: links into it from unchanged notes stay, as a
+    fresh reading of the folder has them."""
+    from sidelight.corpus.folder import load_folder
+
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "-q"]) == 0
+    write(vault, {"Pests.md": NOTES["Pests.md"] + "\nSee also [[Old]].\n",
+                  "Watering.md": NOTES["Watering.md"].replace("[[Tools]]", "[[Pests#Aphids]]")})
+    assert sync(tmp_path / "idx", vault).changed == ["Pests.md", "Watering.md"]
+    synced, read = Index.load(tmp_path / "idx"), load_folder(vault)
+    ekey = lambda e: (e.source, e.target, e.type, e.weight, e.context, e.anchor)  # noqa: E731
+    assert [ekey(e) for e in synced.corpus.edges] == [ekey(e) for e in read.edges]  # same edges, same order
+    assert ("Gardening.md", "Pests.md") in {(e.source, e.target) for e in synced.corpus.edges}
+    assert synced.manifest["corpus"]["hash"] == synced.corpus.content_hash()
