@@ -16,9 +16,11 @@ thousands of notes), so these methods suit evaluation and long-running servers, 
 
 Defaults chosen on notes-v1 dev (both collections, 93 questions, 21 with a target section;
 `bench/sections.py`, results in bench/results/sections-dev.json): `bm25-sections` mix 0.5 against
-`bm25` MRR@10 0.557 vs 0.542, hit@3 0.634 vs 0.591; `hybrid-sections` mix 0.75, alpha 0.3
-against `hybrid-linear` (alpha 0.5, z-score) 0.648 vs 0.641, hit@3 0.774 vs 0.753. Differences of
-one to four questions: not significant; the test split is untouched.
+`bm25` MRR@10 0.557 vs 0.542, hit@3 0.634 vs 0.591, section@3 0.524 vs 0.381 (a win for an
+index without vectors); `hybrid-sections` mix 0.75, alpha 0.3 against the default fusion
+(`hybrid-linear` alpha 0.3, z-score) 0.648 vs 0.645, hit@3 0.774 vs 0.785, section@3 0.667 both:
+no win, so the default stays. Differences of one to four questions: not significant; the test
+split is untouched.
 """
 
 from __future__ import annotations
