@@ -39,6 +39,7 @@ class FolderCorpus(Corpus):
     """A Corpus read from a folder, with the report of the reading."""
 
     report: FolderReport = field(default_factory=FolderReport, compare=False, repr=False)
+    file_stats: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Walk:
     """The files `walk` found to read (relative POSIX paths, sorted) and what it left out."""
 
     files: list[str] = field(default_factory=list)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime_ns), taken before reading
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     ignored: int = 0
@@ -70,6 +72,8 @@ def _ignore_spec(root: Path, exclude: tuple[str, ...], warnings: list[tuple[str,
             good.append(ln)
         except (ValueError, TypeError) as exc:
             warnings.append((where, f"pattern {ln!r} is not valid ({exc}); ignored"))
+    if not good and not exclude:
+        return lambda rel, is_dir: False  # nothing to match: the common case, and a sync's walk is timed
     spec = pathspec.GitIgnoreSpec.from_lines(good)
 
     def excluded(rel: str, is_dir: bool) -> bool:
@@ -102,9 +106,9 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
     root_real = os.path.realpath(root)
     seen_dirs = {root_real: ""}
     seen_files: dict[str, str] = {}
-    stack = [""]
+    stack = [("", root_real)]  # (relative path, real path): a plain entry's real path is its folder's + name
     while stack:
-        rel_dir = stack.pop()
+        rel_dir, real_dir = stack.pop()
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -128,8 +132,8 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
             if stat.S_ISDIR(st.st_mode):
                 if excluded(rel, True):
                     continue
-                real = os.path.realpath(entry.path)
-                inside = _inside(real, root_real)
+                real = os.path.realpath(entry.path) if link else os.path.join(real_dir, entry.name)
+                inside = _inside(real, root_real) if link else None
                 if link and inside is not None:
                     out.skipped.append((rel, f"symbolic link to a folder read at its own path ({inside or '.'})"))
                     continue
@@ -138,14 +142,14 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
                                              f"({seen_dirs[real] or '.'})"))
                     continue
                 seen_dirs[real] = rel
-                subdirs.append(rel)
+                subdirs.append((rel, real))
                 continue
             if not stat.S_ISREG(st.st_mode) or excluded(rel, False):
                 continue
-            if PurePosixPath(entry.name).suffix.lower() not in FORMATS:
+            if os.path.splitext(entry.name)[1].lower() not in FORMATS:
                 out.ignored += 1
                 continue
-            real = os.path.realpath(entry.path)
+            real = os.path.realpath(entry.path) if link else os.path.join(real_dir, entry.name)
             inside = _inside(real, root_real) if link else None
             if real in seen_files or inside is not None:
                 out.skipped.append((rel, f"same file as {seen_files.get(real) or inside}"))
@@ -155,6 +159,7 @@ def walk(root: Path, exclude: tuple[str, ...] = (), max_bytes: int = MAX_BYTES) 
                 out.skipped.append((rel, f"larger than the size cap ({st.st_size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB)"))
                 continue
             out.files.append(rel)
+            out.stats[rel] = (st.st_size, st.st_mtime_ns)
         stack.extend(reversed(subdirs))
     out.files.sort()
     return out
@@ -257,4 +262,5 @@ def load_folder(path: Path | str, exclude: tuple[str, ...] | list[str] = (), max
         report.formats[r.metadata["format"]] = report.formats.get(r.metadata["format"], 0) + 1
     report.skipped.sort()
     report.seconds = time.perf_counter() - started
-    return FolderCorpus(name or root.resolve().name, records, edges, report=report)
+    return FolderCorpus(name or root.resolve().name, records, edges, report=report,
+                        file_stats={r.id: found.stats[r.id] for r in records})

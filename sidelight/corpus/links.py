@@ -36,7 +36,7 @@ def _rank(rid: str) -> tuple[int, int, str]:
     return rid.count("/"), len(rid), rid
 
 
-def _extension(name: str) -> str:
+def link_extension(name: str) -> str:
     """The name's extension when it looks like one ('.png', '.md'), else ''."""
     ext = posixpath.splitext(name)[1].lower()
     return ext if 1 < len(ext) <= 6 and ext[1:].isalnum() else ""
@@ -79,7 +79,7 @@ class Resolver:
             folder = "" if joined == "." else joined + "/"
             return self.by_path(folder + "index.html") or self.by_path(folder + "index.htm"), joined
         found = self.by_path(joined)
-        if found is None and not _extension(joined):
+        if found is None and not link_extension(joined):
             found = self.by_path(joined + ".md")
         return found, joined
 
@@ -105,19 +105,20 @@ class Resolver:
 
     @staticmethod
     def _missing(target: str) -> str:
-        ext = _extension(target)
+        ext = link_extension(target)
         if ext and ext not in DOCUMENT_EXTENSIONS:
             return f"not a document ({ext})"
         return "no such document"
 
 
-def resolve_links(records: Iterable[Record]) -> tuple[list[Edge], list[Unresolved]]:
+def resolve_links(records: Iterable[Record], resolver: Resolver | None = None) -> tuple[list[Edge], list[Unresolved]]:
     """(edges, unresolved) of the records' `metadata["links"]`, in record order then link order.
 
     One edge per (source, target, type), carrying the first link's sentence and anchor; a link of a
-    record to itself is resolved but makes no edge. Types: "embed" for embeds, else "link"."""
+    record to itself is resolved but makes no edge. Types: "embed" for embeds, else "link".
+    `resolver`: the folder's names when `records` are only some of its documents (a sync)."""
     records = list(records)
-    resolver = Resolver(r.id for r in records)
+    resolver = resolver or Resolver(r.id for r in records)
     edges: list[Edge] = []
     seen: set[tuple[str, str, str]] = set()
     unresolved: list[Unresolved] = []

@@ -46,7 +46,7 @@ from ..structures.dense import DenseStore, Passages, Units
 from ..structures.lexical import BM25Params, LexicalIndex
 from ..structures.ranking import Ranking
 from ..text import TokenizerConfig
-from . import store
+from . import folderstate, store
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 
 if TYPE_CHECKING:
@@ -122,6 +122,9 @@ class Index:
         self.graph = graph if graph is not None else Graph.from_corpus(self.corpus)
         self._ppr_graph: PPRGraph | None = None
         self._memo: dict[str, tuple[Hashable, Any]] = {}
+        # what a folder index keeps of each file (`index.folderstate`), written with the next generation;
+        # dropped by every change of the records (a sync sets it again after its change)
+        self.folder_state: dict[str, list[Any]] | None = None
 
     @property
     def ids(self) -> np.ndarray:
@@ -285,10 +288,13 @@ class Index:
         # the records (Python) are written while the lexical build runs its compiled kernels, which
         # release the GIL: separate files, so the folder is the same as one after the other
         with ThreadPoolExecutor(1) as pool:
-            records = pool.submit(write_records, tmp, self.corpus.records, content)
+            state = self.folder_state if self.folder_state is not None else _folder_state_of(self.corpus)
+            records = pool.submit(write_records, tmp, self.corpus.records, content, state is not None)
             lexical = self.lexical.save(tmp / "lexical")
             records.result()
         write_edges(tmp, self.corpus.edges)
+        if state is not None:
+            folderstate.save(tmp, state)
         np.save(tmp / "id_rank.npy", np.asarray(self.id_rank, dtype=np.int64), allow_pickle=False)
         dense = self.dense.save(tmp / "dense") if self.dense is not None else None
         self.graph.save(tmp / "graph")
@@ -567,6 +573,14 @@ def warm_kernels() -> None:
     first query on; a one-off query does not wait for them (see `sidelight.structures.kernels.Gate`)."""
     kernels.enabled()
     ppr_kernel.enabled()
+
+
+def _folder_state_of(corpus: Corpus) -> dict[str, list[Any]] | None:
+    """The folder state (`index.folderstate`) of a corpus just read from a folder, else None."""
+    stats, report = getattr(corpus, "file_stats", None), getattr(corpus, "report", None)
+    if not stats or report is None:
+        return None
+    return folderstate.build(corpus.records, stats, report.unresolved)
 
 
 def _drop_temp_state(state: StateStore, folder: Path) -> None:

@@ -3,8 +3,10 @@
 Every method and lane ranks whole records; this step reads the few records a reader is shown
 and picks, in each, the section that best matches the query:
 
-- lexically, by BM25 over the record's sections (the collection's idf, each section's length
-  against the record's mean section length), and
+- lexically, by BM25 over the record's sections, each read as the dense lane reads it (the
+  record's title and the section's parent headings, then its text: `corpus.passages.window_texts`;
+  chosen on notes-v1 dev, bench/sections.py, over the section's text alone), with the collection's
+  idf and each section's length against the record's mean section length, and
 - with section windows (`structures.dense.Passages(sections=True)`), by the query's best cosine
   with each section's windows,
 
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..corpus.model import Record
-from ..corpus.passages import Section, sections_of
+from ..corpus.passages import Section, sections_of, window_texts
 from ..results import Hit, Passage, Results
 
 if TYPE_CHECKING:
@@ -82,7 +84,8 @@ def best_section(index: "Index", position: int, record: Record, terms: QueryTerm
                  query_vector: np.ndarray | None, settings: PassageSettings) -> tuple[Section, np.ndarray]:
     """The record's best section for the query, and every section's mixed score."""
     sections = sections_of(record)
-    words = [[t for _, _, t in terms.words(record.text[s.start:s.end])] for s in sections]
+    texts = dict(window_texts(record))  # a section with no words in it scores 0
+    words = [[t for _, _, t in terms.words(texts.get(s.index, ""))] for s in sections]
     lexical = terms.bm25(words)
     score = lexical / lexical.max() if lexical.max() > 0 else np.zeros(len(sections))
     if query_vector is not None and index.dense is not None:

@@ -4,6 +4,8 @@
     records.off.npy    int64 byte offset of each line, plus the file's size
     ids.*, titles.*    string columns (`sidelight.store.column`): what a ranked hit shows
     edges.jsonl        one JSON array per edge: [source, target, type, weight(, context(, anchor))]
+    records.hash.*     (an index of a folder) each record's line of the content hash, so a sync
+                       copies unchanged records and pins the corpus without parsing them
 
 Opening maps the offset tables; a record is parsed when it is read, the edges when the first one
 is. Both were checked when the index was built, so reading them again checks only their shape.
@@ -11,6 +13,7 @@ is. Both were checked when the index was built, so reading them again checks onl
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -22,38 +25,95 @@ from ..corpus.model import Edge, Record, hash_line, quoted
 from ..errors import IndexFormatError
 from ..store.column import StringColumn, write_column
 
+HASH_LINES = "records.hash"  # records.hash.bin + records.hash.off.npy (a column of bytes)
 _ITER_CHUNK = 4096  # records per write when building, per slice of the mapping when iterating
 
 
-def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Hash | None" = None) -> None:
+def write_records(folder: Path, records: Iterable[Record], content: "hashlib._Hash | None" = None,
+                  hash_lines: bool = False) -> None:
     """`records.jsonl` with its offset table, and the id and title columns; feeds `content` each
-    record's line of the corpus content hash (`Corpus.content_hash`) on the way."""
-    offsets, ids, titles = [0], [], []
+    record's line of the corpus content hash (`Corpus.content_hash`) on the way, and with
+    `hash_lines` keeps those lines too (`records.hash.*`, for `write_records_delta`)."""
+    offsets, hash_offsets, ids, titles = [0], [0], [], []
     lines, hashed = [], []
-    with open(folder / "records.jsonl", "wb") as f:
+    keep = hash_lines and content is not None
+    with open(folder / "records.jsonl", "wb") as f, \
+            (open(folder / f"{HASH_LINES}.bin", "wb") if keep else contextlib.nullcontext()) as h:
         for r in records:
             q = quoted(r)
             if content is not None:
                 hashed.append(hash_line(q, r.metadata))
+                hash_offsets.append(hash_offsets[-1] + len(hashed[-1]))
             lines.append(record_line(r, q) + b"\n")
             offsets.append(offsets[-1] + len(lines[-1]))
             ids.append(r.id)
             titles.append(r.title)
             if len(lines) == _ITER_CHUNK:
-                _flush(f, lines, content, hashed)
-        _flush(f, lines, content, hashed)
+                _flush(f, lines, content, hashed, h)
+        _flush(f, lines, content, hashed, h)
     np.save(folder / "records.off.npy", np.asarray(offsets, dtype=np.int64), allow_pickle=False)
+    if keep:
+        np.save(folder / f"{HASH_LINES}.off.npy", np.asarray(hash_offsets, dtype=np.int64), allow_pickle=False)
     write_column(folder, "ids", ids)
     write_column(folder, "titles", titles)
 
 
-def _flush(f: BinaryIO, lines: list[bytes], content: "hashlib._Hash | None", hashed: list[bytes]) -> None:
-    """Write a batch of record lines and feed their hash lines to `content`; empties both lists."""
+def _flush(f: BinaryIO, lines: list[bytes], content: "hashlib._Hash | None", hashed: list[bytes],
+           h: BinaryIO | None = None) -> None:
+    """Write a batch of record lines and feed their hash lines to `content` (and `h`); empties both lists."""
     f.write(b"".join(lines))
     if content is not None:
-        content.update(b"".join(hashed))
+        blob = b"".join(hashed)
+        content.update(blob)
+        if h is not None:
+            h.write(blob)
     lines.clear()
     hashed.clear()
+
+
+def has_hash_lines(folder: Path) -> bool:
+    """True when a generation keeps its records' hash lines (`write_records(..., hash_lines=True)`)."""
+    return (folder / f"{HASH_LINES}.bin").is_file() and (folder / f"{HASH_LINES}.off.npy").is_file()
+
+
+def _runs(keep: np.ndarray) -> list[tuple[int, int]]:
+    """[lo, hi) ranges of consecutive True positions."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.astype(np.int8), [0]))))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+
+
+def write_records_delta(folder: Path, old: "RecordFile", keep: np.ndarray, fresh: Sequence[Record],
+                        content: "hashlib._Hash") -> None:
+    """What `write_records(folder, [old records where keep] + fresh, content, hash_lines=True)`
+    writes, with the kept records' lines (and hash lines) copied as bytes from `old`, never parsed."""
+    src = old.path.parent
+    hoff = np.load(src / f"{HASH_LINES}.off.npy", mmap_mode="r", allow_pickle=False)
+    hblob = np.memmap(src / f"{HASH_LINES}.bin", dtype=np.uint8, mode="r") if int(hoff[-1]) else np.zeros(0, np.uint8)
+    if len(hoff) != len(old) + 1:
+        raise IndexFormatError(f"{src}: {HASH_LINES} does not fit {len(old)} records")
+    off = old._off
+    new_lines = [record_line(r) + b"\n" for r in fresh]
+    new_hashed = [hash_line(quoted(r), r.metadata) for r in fresh]
+    with open(folder / "records.jsonl", "wb") as f, open(folder / f"{HASH_LINES}.bin", "wb") as h:
+        for lo, hi in _runs(keep):
+            # zero-copy slices of the memory maps (numpy's stubs do not declare its buffer protocol)
+            f.write(memoryview(old._data[int(off[lo]):int(off[hi])]))  # type: ignore[arg-type]
+            part = memoryview(hblob[int(hoff[lo]):int(hoff[hi])])  # type: ignore[arg-type]
+            h.write(part)
+            content.update(part)
+        f.write(b"".join(new_lines))
+        blob = b"".join(new_hashed)
+        h.write(blob)
+        content.update(blob)
+    for name, table, added in (("records.off.npy", off, new_lines), (f"{HASH_LINES}.off.npy", hoff, new_hashed)):
+        lengths = np.concatenate((np.diff(np.asarray(table))[keep], np.fromiter(map(len, added), np.int64, len(added))))
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        np.save(folder / name, offsets, allow_pickle=False)
+    kept = np.flatnonzero(keep)
+    ids, titles = old.ids.tolist(), old.titles.tolist()
+    write_column(folder, "ids", [ids[i] for i in kept] + [r.id for r in fresh])
+    write_column(folder, "titles", [titles[i] for i in kept] + [r.title for r in fresh])
 
 
 def record_line(r: Record, q: tuple[bytes, bytes, bytes, bytes] | None = None) -> bytes:
@@ -67,12 +127,17 @@ def record_line(r: Record, q: tuple[bytes, bytes, bytes, bytes] | None = None) -
 def write_edges(folder: Path, edges: Iterable[Edge]) -> None:
     with open(folder / "edges.jsonl", "w", encoding="utf-8") as f:
         for e in edges:
-            row = [e.source, e.target, e.type, e.weight]
-            if e.context or e.anchor:
-                row.append(e.context)
-            if e.anchor:
-                row.append(e.anchor)
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(edge_line(e))
+
+
+def edge_line(e: Edge) -> str:
+    """The edge's line of `edges.jsonl`."""
+    row = [e.source, e.target, e.type, e.weight]
+    if e.context or e.anchor:
+        row.append(e.context)
+    if e.anchor:
+        row.append(e.anchor)
+    return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 class RecordFile(Sequence[Record]):

@@ -5,7 +5,7 @@ The families are listed here once; importing `sidelight.methods` registers every
 family module it belongs to (or a new module listed below) with `@register(name, doc, Param(...))`.
 """
 
-from . import dense, floor, graph, hybrid, learned, lexical, relation  # noqa: F401  the families, each registers its methods
+from . import dense, floor, graph, hybrid, learned, lexical, relation, sections  # noqa: F401  the families, each registers its methods
 from .params import Param
 from .registry import (
                        Method,

@@ -56,7 +56,7 @@ DENSE_PARAMS = (
 )
 COMPONENT_OPTIONS = {p.name: p.default for p in (*LEXICAL_PARAMS, *DENSE_PARAMS)}
 
-def _with_defaults(params: tuple[Param, ...], **defaults: Any) -> tuple[Param, ...]:
+def with_defaults(params: tuple[Param, ...], **defaults: Any) -> tuple[Param, ...]:
     """The same declarations with other defaults (a method that presets a shared option)."""
     return tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params)
 
@@ -177,13 +177,13 @@ def normalise(scores: np.ndarray, how: str) -> np.ndarray:
 
 # ---- methods -----------------------------------------------------------------------------------
 @register("bm25+rm3", "BM25 with RM3 pseudo-relevance feedback (fb_docs, fb_terms, orig_weight)",
-          *_with_defaults(LEXICAL_PARAMS, rm3=True), needs=(Capability.TERM_STATISTICS,))
+          *with_defaults(LEXICAL_PARAMS, rm3=True), needs=(Capability.TERM_STATISTICS,))
 def _bm25_rm3(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(lexical_scores(index, query, params), k, index.id_rank)
 
 
 @register("dense-prf", "dense cosine after Rocchio feedback from the top dense records",
-          *_with_defaults(DENSE_PARAMS, dense_prf_docs=3), needs=(Capability.DENSE,))
+          *with_defaults(DENSE_PARAMS, dense_prf_docs=3), needs=(Capability.DENSE,))
 def _dense_prf(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(dense_scores(index, query, params), k, index.id_rank, positive_only=False)
 
@@ -218,7 +218,7 @@ def _hybrid_linear(index: "SearchContext", query: str, k: int | None, params: di
 #: Dev nDCG@10 0.7160 (min-max linear, alpha 0.5, stemmed + stop-worded BM25, plain MiniLM cosine).
 BEST_PARAMS = (
     Param("pipeline", str, "hybrid-linear", "the method `best` stands for", choices=("hybrid-linear",)),
-    *_with_defaults(HYBRID_LINEAR_PARAMS, alpha=0.5, norm="minmax", stopwords="lucene-en-v1", stem="english"),
+    *with_defaults(HYBRID_LINEAR_PARAMS, alpha=0.5, norm="minmax", stopwords="lucene-en-v1", stem="english"),
 )
 
 

@@ -139,3 +139,77 @@ def test_a_kill_during_sync_leaves_the_old_index(tmp_path, point):
     assert sorted(Index.load(tmp_path / "idx").corpus.ids) == before  # the old index, whole
     assert main(["sync", str(vault), str(tmp_path / "idx"), "-q"]) == 0  # the next writer recovers
     assert "Old.md" not in Index.load(tmp_path / "idx").corpus.ids
+
+
+def test_a_new_name_changes_old_links_as_a_fresh_index_resolves_them(tmp_path, monkeypatch):
+    """Links of unchanged notes are resolved again where a name came or went: an unresolved link
+    finds its new note, and a shorter path with the same name takes a bare link over (Obsidian's rule)."""
+    import sidelight.index.sync as sync_module
+
+    vault = tmp_path / "vault"
+    write(vault, {**NOTES, "Plans.md": "# Plans\n\nNext year: [[Later]], and sharpen the [[Tools]].\n"})
+    fresh(vault, tmp_path / "idx")
+    monkeypatch.setattr(sync_module, "_sync_all", None)  # the quick path only: calling it would fail
+    write(vault, {"Later.md": "# Later\n\nSome day.\n", "Tools.md": "# Tools\n\nThe shed's own list.\n"})
+    report = sync(tmp_path / "idx", vault)
+    assert report.added == ["Later.md", "Tools.md"] and report.written
+    synced = Index.load(tmp_path / "idx")
+    edges = {(e.source, e.target) for e in synced.corpus.edges}
+    assert {("Plans.md", "Later.md"), ("Plans.md", "Tools.md"), ("Watering.md", "Tools.md")} <= edges
+    assert ("Watering.md", "sub/Tools.md") not in edges
+    same_index(synced, fresh(vault, tmp_path / "fresh"))
+    # the corpus hash of the copied generation is the one its records and edges give
+    assert synced.manifest["corpus"]["hash"] == synced.corpus.content_hash()
+    assert report.reader.unresolved == [] and report.reader.edges == len(synced.corpus.edges)
+
+
+def test_a_touched_file_is_hashed_and_nothing_is_written(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "-q"]) == 0
+    st = (vault / "Pests.md").stat()
+    os.utime(vault / "Pests.md", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    gen = (tmp_path / "idx" / "index.json").read_text()
+    report = sync(tmp_path / "idx", vault)
+    assert report.empty and not report.written and report.unchanged == len(NOTES)
+    assert (tmp_path / "idx" / "index.json").read_text() == gen
+
+
+def test_an_index_without_a_folder_state_is_synced_in_full_and_gets_one(tmp_path):
+    from sidelight.corpus.folder import load_folder
+    from sidelight.corpus.model import Corpus
+
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    read = load_folder(vault)
+    Index.write(Corpus(read.name, read.records, read.edges), tmp_path / "idx", progress=False)  # no file stats
+    assert not (tmp_path / "idx" / "gen-000001" / "folder.json").exists()
+    write(vault, {"Pests.md": NOTES["Pests.md"].replace("Beer traps", "Copper tape")})
+    assert sync(tmp_path / "idx", vault).changed == ["Pests.md"]
+    gen = Index.load(tmp_path / "idx")
+    assert (tmp_path / "idx" / store_generation(tmp_path / "idx") / "folder.json").is_file()
+    assert gen.search("copper tape", "bm25", 1).ids == ["Pests.md"]
+
+
+def store_generation(root: Path) -> str:
+    from sidelight.index import store
+
+    return store.current_generation(root)
+
+
+def test_links_into_a_changed_note_stay(tmp_path):
+    """Editing a note replaces its own links only: links into it from unchanged notes stay, as a
+    fresh reading of the folder has them."""
+    from sidelight.corpus.folder import load_folder
+
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "-q"]) == 0
+    write(vault, {"Pests.md": NOTES["Pests.md"] + "\nSee also [[Old]].\n",
+                  "Watering.md": NOTES["Watering.md"].replace("[[Tools]]", "[[Pests#Aphids]]")})
+    assert sync(tmp_path / "idx", vault).changed == ["Pests.md", "Watering.md"]
+    synced, read = Index.load(tmp_path / "idx"), load_folder(vault)
+    ekey = lambda e: (e.source, e.target, e.type, e.weight, e.context, e.anchor)  # noqa: E731
+    assert [ekey(e) for e in synced.corpus.edges] == [ekey(e) for e in read.edges]  # same edges, same order
+    assert ("Gardening.md", "Pests.md") in {(e.source, e.target) for e in synced.corpus.edges}
+    assert synced.manifest["corpus"]["hash"] == synced.corpus.content_hash()
