@@ -9,6 +9,8 @@ never frozen. Declared method parameters are checked by their methods (`Protocol
 
 from __future__ import annotations
 
+import json
+
 import math
 from typing import Any, Literal, Union
 
@@ -237,8 +239,9 @@ def _where(loc: tuple) -> str:
             out += f"[{part}]"
         elif part in ("int", "str", "float", "bool", "list", "dict", "DenseVariant", "tuple") or "[" in str(part):
             continue  # the member of a union pydantic tried, not a key of the protocol
-        else:
-            out += ("." if out else "") + str(part)
+        else:  # a key that is not a plain word is shown quoted, so the message stays one line
+            name = str(part) if str(part).isprintable() and str(part).strip() == str(part) else json.dumps(str(part))
+            out += ("." if out else "") + name
     return out or "protocol"
 
 

@@ -100,7 +100,8 @@ def section_mix(index: "SearchContext", query: str, mix: float) -> np.ndarray:
 
 
 @register("bm25-sections", "BM25 mixing each document's whole text with its best section (sections "
-          "scored as passages over the collection): mix * doc/max + (1 - mix) * section/max", MIX)
+          "scored as passages over the collection): mix * doc/max + (1 - mix) * section/max", MIX,
+          needs=(Capability.TERM_STATISTICS, Capability.TERM_MATRICES))
 def _bm25_sections(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     return top_k(section_mix(index, query, float(params["mix"])), k, index.id_rank)
 
@@ -109,7 +110,7 @@ def _bm25_sections(index: "SearchContext", query: str, k: int | None, params: di
           "with the section-level BM25 as its lexical side", replace(MIX, default=0.75),
           *with_defaults(tuple(p for p in HYBRID_LINEAR_PARAMS if p.name in ("alpha", "norm", "dense_prf_docs",
                                                                              "dense_prf_weight")), alpha=0.3),
-          needs=(Capability.DENSE,))
+          needs=(Capability.TERM_STATISTICS, Capability.TERM_MATRICES, Capability.DENSE))
 def _hybrid_sections(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
     lex = section_mix(index, query, float(params["mix"]))
     cos = dense_scores(index, query, params)
