@@ -33,7 +33,7 @@ from _common import print_table, write_json  # noqa: E402
 from collection import QUESTIONS, build, section_hit  # noqa: E402
 
 from sidelight.corpus.passages import sections_of, window_texts  # noqa: E402
-from sidelight.index.passages import PassageSettings, QueryTerms, with_passages  # noqa: E402
+from sidelight.index.passages import PassageSettings, QueryTerms, section_cosines, with_passages  # noqa: E402
 from sidelight.methods.sections import section_index  # noqa: E402
 
 GRID = ([("bm25", {}), ("hybrid-linear", {"alpha": 0.3, "norm": "zscore"}), ("hybrid-linear", {"alpha": 0.5, "norm": "zscore"}), ("best", {})]
@@ -57,15 +57,9 @@ def global_pick(index, position: int, query: str, units: np.ndarray, vector) -> 
     for u in mine:
         lex[min(si.section[u], len(sections) - 1)] = max(lex[min(si.section[u], len(sections) - 1)], units[u])
     score = lex / lex.max() if lex.max() > 0 else lex
-    if vector is not None:
-        owned, cos = index.dense.window_cosines(position, vector)
-        if len(owned):
-            best = np.full(len(sections), -np.inf)
-            np.maximum.at(best, np.minimum(owned, len(sections) - 1), cos)
-            seen = np.isfinite(best)
-            lo, hi = best[seen].min(), best[seen].max()
-            dense = np.where(seen, (best - lo) / (hi - lo) if hi > lo else 1.0, 0.0)
-            score = 0.5 * score + 0.5 * dense
+    dense = section_cosines(index, position, vector, len(sections))
+    if dense is not None:
+        score = 0.5 * score + 0.5 * dense
     return Pick(sections[int(np.argmax(score))].path)
 
 

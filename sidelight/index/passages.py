@@ -88,16 +88,26 @@ def best_section(index: "Index", position: int, record: Record, terms: QueryTerm
     words = [[t for _, _, t in terms.words(texts.get(s.index, ""))] for s in sections]
     lexical = terms.bm25(words)
     score = lexical / lexical.max() if lexical.max() > 0 else np.zeros(len(sections))
-    if query_vector is not None and index.dense is not None:
-        owned, cos = index.dense.window_cosines(position, query_vector)
-        if len(owned):
-            best = np.full(len(sections), -np.inf)
-            np.maximum.at(best, np.minimum(owned, len(sections) - 1), cos)
-            seen = np.isfinite(best)
-            lo, hi = best[seen].min(), best[seen].max()
-            dense = np.where(seen, (best - lo) / (hi - lo) if hi > lo else 1.0, 0.0)
-            score = settings.mix * score + (1 - settings.mix) * dense
+    dense = section_cosines(index, position, query_vector, len(sections))
+    if dense is not None:
+        score = settings.mix * score + (1 - settings.mix) * dense
     return sections[int(np.argmax(score))], score  # argmax: the first of equal scores
+
+
+def section_cosines(index: "Index", position: int, query_vector: np.ndarray | None,
+                    n_sections: int) -> np.ndarray | None:
+    """Each of a record's `n_sections` sections: its best window's cosine to the query, min-max scaled
+    over the record's sections (0 for a section with no window); None without vectors or windows."""
+    if query_vector is None or index.dense is None:
+        return None
+    owned, cos = index.dense.window_cosines(position, query_vector)
+    if not len(owned):
+        return None
+    best = np.full(n_sections, -np.inf)
+    np.maximum.at(best, np.minimum(owned, n_sections - 1), cos)
+    seen = np.isfinite(best)
+    lo, hi = best[seen].min(), best[seen].max()
+    return np.where(seen, (best - lo) / (hi - lo) if hi > lo else 1.0, 0.0)
 
 
 def snippet(text: str, terms: QueryTerms, limit: int = SNIPPET_CHARS) -> tuple[str, tuple[tuple[int, int], ...]]:

@@ -394,21 +394,14 @@ def _linked_fit(index: "SearchContext", nodes: np.ndarray, sources: list[int], f
     (or a `backward` record it has an edge straight to), / max."""
     out = np.zeros(len(nodes))
     order = np.argsort(nodes)
-    g = index.graph
-    if len(backward):
-        rev = _reversed(index)
-    for s in backward:
-        targets = rev.indices[rev.indptr[s]:rev.indptr[s + 1]]
-        j = np.searchsorted(nodes, targets, sorter=order)
-        hit = order[np.minimum(j, len(nodes) - 1)]
-        hit = hit[nodes[hit] == targets]
-        out[hit] = np.maximum(out[hit], max(float(fit[s]), 0.0))
-    for s in sources:
-        targets = g.indices[g.indptr[s]:g.indptr[s + 1]]
-        j = np.searchsorted(nodes, targets, sorter=order)
-        hit = order[np.minimum(j, len(nodes) - 1)]
-        hit = hit[nodes[hit] == targets]
-        out[hit] = np.maximum(out[hit], max(float(fit[s]), 0.0))
+    sides = [(index.graph, sources)] + ([(_reversed(index), backward)] if len(backward) else [])
+    for g, starts in sides:
+        for s in starts:
+            targets = g.indices[g.indptr[s]:g.indptr[s + 1]]
+            j = np.searchsorted(nodes, targets, sorter=order)
+            hit = order[np.minimum(j, len(nodes) - 1)]
+            hit = hit[nodes[hit] == targets]
+            out[hit] = np.maximum(out[hit], max(float(fit[s]), 0.0))
     return _scaled(out)
 
 
