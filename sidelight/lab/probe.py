@@ -114,6 +114,19 @@ def _slug(s: str) -> str:
     return "-".join(tokens(s))
 
 
+def anchor_names(anchor: str) -> list[str]:
+    """What a link's anchor names, as a reader would write it: the anchor itself and its last dotted
+    part ("#c.Py_BuildValue" -> "c.Py_BuildValue", "Py_BuildValue"; "#module-os.path" -> "os.path"),
+    so that a cross-reference's own name does not stay in the question it asks."""
+    a = anchor.lstrip("#^").strip()
+    if not a:
+        return []
+    out = [a, a.rsplit(".", 1)[-1]]
+    if "-" in a:
+        out.append(a.split("-", 1)[1])
+    return out
+
+
 def _section_of(record, anchor: str) -> list[str] | None:
     """The heading path of the section a link's anchor names, or None."""
     if not anchor:
@@ -135,13 +148,14 @@ def link_questions(records: list, by_id: dict, dropped: Counter) -> Iterable[dic
             if target is None or target == r.id or not ctx:
                 continue
             t = by_id[target]
-            names = names_of(t) + [str(link.get("target", "")), Path(str(link.get("target", ""))).stem]
+            section = _section_of(t, str(link.get("anchor", "")))
+            names = names_of(t) + [str(link.get("target", "")), Path(str(link.get("target", ""))).stem,
+                                   *anchor_names(str(link.get("anchor", ""))), *(section[-1:] if section else [])]
             q = strip_name_runs(strip_names(ctx, names), names)
             if len(content(q)) < MIN_CONTENT or leaks(q, names):
                 dropped["link-context: under 4 content tokens" if len(content(q)) < MIN_CONTENT
                         else "link-context: a run of a name left"] += 1
                 continue
-            section = _section_of(t, str(link.get("anchor", "")))
             yield {"kind": "link-context", "query": " ".join(q), "doc": target, "section": section,
                    "provenance": {"source": r.id, "link": i, "line": link.get("line"),
                                   "sentence": ctx, "link_target": link.get("target"),

@@ -12,7 +12,7 @@ from sidelight.cli import main
 from sidelight.corpus.folder import load_folder
 from sidelight.index import Index
 from sidelight.index.defaults import default_method
-from sidelight.lab.probe import leaks, probe, split_of, strip_names, tokens
+from sidelight.lab.probe import anchor_names, leaks, probe, split_of, strip_names, tokens
 
 GARDEN = """\
 ---
@@ -126,3 +126,22 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert main(["lab", "auto", str(idx), "--probe", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].count("\n") == 0 and "missing.jsonl" in err[-1]
+
+
+def test_a_cross_reference_leaves_neither_its_anchor_nor_its_section_heading(tmp_path):
+    """A link's own text is not stored; when it is the anchor's name (an API cross-reference) or the
+    linked section's heading, it is removed with the target's names (worked by hand)."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "arg.md").write_text("# Parsing arguments\nIntro words here.\n\n## Building values\nHow tuples are built.\n")
+    (root / "guide.md").write_text(
+        "# Guide\nCall [Py_BuildValue](arg.md#c.Py_BuildValue) when native extension code returns several results "
+        "together.\n\nThe [building values](arg.md#building-values) part explains which format codes native "
+        "extension modules accept.\n")
+    rows, _ = probe(list(load_folder(root).records), seed=1)
+    queries = {r["query"] for r in rows if r["kind"] == "link-context"}
+    assert "call when native extension code returns several results together" in queries
+    assert "the part explains which format codes native extension modules accept" in queries
+    assert anchor_names("#c.Py_BuildValue") == ["c.Py_BuildValue", "Py_BuildValue"]
+    assert anchor_names("#module-os.path") == ["module-os.path", "path", "os.path"]
+    assert anchor_names("") == []
