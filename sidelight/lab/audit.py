@@ -49,27 +49,22 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
     base = Path(freeze["protocol_path"]).parent
     b = proto["benchmark"]
     qrels, family, qtype = {}, {}, {}
-    if b["kind"] == "concept":  # `select` keeps the rows whose fields equal its values (relation-v2: one corpus)
+    if b["kind"] in ("concept", "collection"):
+        # concept: one intended record, typed; collection (notes-v1 shape): every target document
+        # relevant, the kind is the type. `select` keeps the rows whose fields equal its values.
         path = Path(b["path"]) if Path(b["path"]).is_absolute() else base / b["path"]
         select = b.get("select") or {}
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
             o = json.loads(line)
-            if o["split"] == "test" and all(o.get(k) == v for k, v in select.items()):
-                qrels[o["qid"]] = {o["intended_id"]: 1.0}
-                family[o["qid"]], qtype[o["qid"]] = o["family"], o["type"]
-        return qrels, family, qtype
-    if b["kind"] == "collection":  # notes-v1 shape: every target document relevant; the kind is the type
-        path = Path(b["path"]) if Path(b["path"]).is_absolute() else base / b["path"]
-        select = b.get("select") or {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
+            if o["split"] != "test" or not all(o.get(k) == v for k, v in select.items()):
                 continue
-            o = json.loads(line)
-            if o["split"] == "test" and all(o.get(k) == v for k, v in select.items()):
-                qrels[o["qid"]] = {t["doc"]: 1.0 for t in o["targets"]}
-                family[o["qid"]], qtype[o["qid"]] = o["family"], o["kind"]
+            if b["kind"] == "concept":
+                qrels[o["qid"]], qtype[o["qid"]] = {o["intended_id"]: 1.0}, o["type"]
+            else:
+                qrels[o["qid"]], qtype[o["qid"]] = {t["doc"]: 1.0 for t in o["targets"]}, o["kind"]
+            family[o["qid"]] = o["family"]
         return qrels, family, qtype
     folder = base / b["folder"]
     if not folder.is_dir():

@@ -5,13 +5,27 @@ is not a number) and the declared ranges (`validate.MAX_K`, the `relation` metho
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import anyio
 import pytest
 
+from sidelight.lanes.registry import BaseLane
+from sidelight.results import Hit, Results
 from sidelight.serve.app import create_app
 from sidelight.serve.engine import Service
 
 from .conftest import api_client, hand_index
+
+
+@dataclass(frozen=True)
+class FirstLane(BaseLane):
+    """A toy optional lane registered by a test alone: the first record, always."""
+
+    def run(self, context, query, limit, budget):
+        rec = context.index.corpus.records[0]
+        trace = context.index.state.new_trace(query, self.name, [{"node_id": rec.id, "rank": 1, "score": 1.0}], {})
+        return Results([Hit(rec.id, 1, 1.0, rec.title)], query, self.name, trace_id=trace, params={})
 
 pytest.importorskip("mcp")
 
@@ -258,18 +272,8 @@ def test_get_parameters_and_mcp_schemas_come_from_the_models():
 def test_an_optional_lane_registered_later_gets_its_switch_in_the_request_model():
     """The channels request is built from the lane registry: an optional lane registered in this test
     alone can be left out with NAME: false (a JSON boolean, nothing else), and the OpenAPI body says so."""
-    from dataclasses import dataclass
-
-    from sidelight.lanes.registry import BaseLane, registered
-    from sidelight.results import Hit, Results
+    from sidelight.lanes.registry import registered
     from sidelight.serve.openapi import openapi_document
-
-    @dataclass(frozen=True)
-    class FirstLane(BaseLane):
-        def run(self, context, query, limit, budget):
-            rec = context.index.corpus.records[0]
-            trace = context.index.state.new_trace(query, self.name, [{"node_id": rec.id, "rank": 1, "score": 1.0}], {})
-            return Results([Hit(rec.id, 1, 1.0, rec.title)], query, self.name, trace_id=trace, params={})
 
     with registered(FirstLane("first", "Toy lane: the first record, always.", optional=True)):
         svc = Service(hand_index())
@@ -285,20 +289,10 @@ def test_an_optional_lane_registered_later_gets_its_switch_in_the_request_model(
 
 
 def test_an_optional_lane_registered_later_is_switched_over_mcp_too():
-    from dataclasses import dataclass
-
     from mcp import Client
 
-    from sidelight.lanes.registry import BaseLane, registered
-    from sidelight.results import Hit, Results
+    from sidelight.lanes.registry import registered
     from sidelight.serve.mcp_server import build_server
-
-    @dataclass(frozen=True)
-    class FirstLane(BaseLane):
-        def run(self, context, query, limit, budget):
-            rec = context.index.corpus.records[0]
-            trace = context.index.state.new_trace(query, self.name, [{"node_id": rec.id, "rank": 1, "score": 1.0}], {})
-            return Results([Hit(rec.id, 1, 1.0, rec.title)], query, self.name, trace_id=trace, params={})
 
     with registered(FirstLane("first", "Toy lane: the first record, always.", optional=True)):
         svc = Service(hand_index())
