@@ -332,6 +332,8 @@ def _auto(a: argparse.Namespace) -> int:
     for row in summary["graph_vs_rewired"]:
         print(f"bm25+ppr vs rewired ({row['kind']}): {row['bm25+ppr']:.4f} vs {row['rewired_mean']:.4f} "
               f"({row['difference']:+.4f})")
+    for lab, row in summary.get("sections", {}).items():
+        print(f"{lab}: section@3 {row['section@3']:.4f} ({row['hits']}/{row['n']} questions naming a section)")
     print(f"pick: {pick['note']}")
     print(f"default of {a.index}: {default['method']} {json.dumps(default['params'])} ({default['source']})")
     print(f"report: {out / 'report.md'} and {out / 'report.html'}")

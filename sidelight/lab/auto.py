@@ -3,7 +3,10 @@
 It writes a protocol over probe questions (`lab.probe`) into the run folder, pinning the probe
 file's hash and the index's corpus hash, runs it through the ordinary runner (freeze, dev
 selection, one test scoring, report), and writes the dev pick into the index's manifest as
-`default` = {method, params, source} in a new generation under the index's writer lock.
+`default` = {method, params, source} in a new generation under the index's writer lock. The pick
+gates the graph (`lab.pick`): `bm25+ppr` becomes the default only when, on dev, it beats the best
+method without the graph AND its rewired-graph controls with a paired family bootstrap interval
+whose lower bound is above `GRAPH_MARGIN`; otherwise the report and the pick's note say why not.
 
 With `--adapt MINUTES`, the dense lane is first adapted to the collection
 (`sidelight adapt`: self-supervised inverse cloze from the records, within the budget) into
@@ -29,6 +32,7 @@ from .probe import probe, write_probe
 GRAPH = {"bm25+ppr": {"alpha": [0.5, 0.8], "lam": [0.1, 0.25, 0.5]}}
 HYBRID = {"alpha": [0.3, 0.5, 0.7], "norm": ["minmax", "zscore"]}
 REWIRE_SEEDS = [1, 2, 3]
+GRAPH_MARGIN: float = 0.0  # a graph method is picked only when dev's interval of (graph − rewired) lies above this
 PICK = "auto"
 PRIMARY = "mrr@10"
 ADAPTED = "adapted"  # the dense variant of the adapted vectors
@@ -86,7 +90,8 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
         "metrics": {"primary": PRIMARY, "secondary": ["hit@1", "hit@10", "hit@100"]},
         "methods": methods,
         "selection": {"split": "dev", "metric": PRIMARY, "tie_break": tie_break},
-        "pick": {"name": PICK, "singles": singles, "fused": fused},
+        "pick": {"name": PICK, "singles": singles, "fused": fused,
+                 "graph": {"controls": {"bm25+ppr": "bm25+ppr:rewire"}, "margin": GRAPH_MARGIN}},
         "statistics": {"seed": 127300, "n_resamples": 2000, "n_flips": 2000, "confidence": 0.95},
         "primary_contrast": {"baseline": "bm25", "candidate": "bm25+ppr"},
     }
@@ -184,7 +189,8 @@ def graph_vs_rewired(result: dict) -> list[dict]:
 
 
 def summarise(run: Path) -> dict:
-    """Per-method test figures (overall and per kind), contrasts against BM25, graph vs rewired."""
+    """Per-method test figures (overall and per kind), contrasts against BM25, graph vs rewired, and
+    section@3 (overall and per kind) when questions name a target section."""
     res = json.loads((run / "test" / "result.json").read_text())
     per = {}
     for lab, m in res["methods"].items():
@@ -193,4 +199,9 @@ def summarise(run: Path) -> dict:
     contrasts = [{"baseline": c["baseline"], "candidate": c["candidate"], "difference": c["difference"],
                   "ci": [c["ci_low"], c["ci_high"]], "p_sign_flip": c["p_sign_flip"]}
                  for c in res["contrasts"] if c["baseline"] == "bm25"]
-    return {"methods": per, "contrasts": contrasts, "graph_vs_rewired": graph_vs_rewired(res)}
+    sec = res.get("sections") or {}
+    sections = {lab: {sec["metric"]: v[sec["metric"]], "hits": v["hits"], "n": sec["n"],
+                      **{k: t[sec["metric"]] for k, t in v["by_type"].items()}}
+                for lab, v in sec.get("methods", {}).items()}
+    return {"methods": per, "contrasts": contrasts, "graph_vs_rewired": graph_vs_rewired(res),
+            **({"sections": sections} if sections else {})}

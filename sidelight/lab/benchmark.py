@@ -34,13 +34,14 @@ class Benchmark:
     split: dict[str, str]
     anchor: dict[str, str] = field(default_factory=dict)
     intended_name: dict[str, str] = field(default_factory=dict)
+    sections: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)  # qid -> (doc, heading path)
 
     def subset(self, split: str) -> "Benchmark":
         """The queries of one split (order kept)."""
         keep = [q for q in self.queries if self.split[q] == split]
         pick = lambda d: {q: d[q] for q in keep if q in d}  # noqa: E731
         return Benchmark(self.name, pick(self.queries), pick(self.qrels), pick(self.family), pick(self.type),
-                         pick(self.split), pick(self.anchor), pick(self.intended_name))
+                         pick(self.split), pick(self.anchor), pick(self.intended_name), pick(self.sections))
 
     def families(self) -> list[str]:
         return sorted(set(self.family.values()))
@@ -117,7 +118,8 @@ def load_collection_benchmark(path: Path, known_ids: set[str] | None = None, sel
     """Questions over a folder of documents (notes-v1 shape): each names its target documents
     (`targets: [{"doc": ID, "section": [heading, ...] | null}]`, every target relevant), its kind
     (`topic`, `section`, `relation-out`, `relation-in`: the query type) and, for relation kinds, the
-    `anchor` document it names. `select` keeps the rows whose fields equal its values; errors name file:line."""
+    `anchor` document it names; targets with a heading path are kept in `sections` (section-level
+    figures). `select` keeps the rows whose fields equal its values; errors name file:line."""
     path = Path(path)
     b = Benchmark(path.stem, {}, {}, {}, {}, {})
     family_split: dict[str, str] = {}
@@ -141,6 +143,10 @@ def load_collection_benchmark(path: Path, known_ids: set[str] | None = None, sel
         b.family[qid], b.type[qid], b.split[qid] = fam, obj["kind"], obj["split"]
         if isinstance(obj.get("anchor"), str) and obj["anchor"]:
             b.anchor[qid] = obj["anchor"]
+        heads = [(t["doc"], tuple(str(h) for h in t["section"])) for t in targets
+                 if isinstance(t.get("section"), list) and t["section"]]
+        if heads:
+            b.sections[qid] = heads
     if not b.queries:
         raise InputError(f"{path}: no queries" + (f" with {select}" if select else ""))
     return b

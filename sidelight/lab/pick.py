@@ -1,24 +1,52 @@
 """Fusion picks its side: among single lanes and fused methods, the dev split chooses, and a fused
-method is chosen only when it beats every single lane on dev.
+method is chosen only when it beats every single lane on dev; a graph method only when its links help.
 
 A protocol names the candidates (labels of its own, dev-selected methods) and which of them are
 single lanes:
 
-    "pick": {"name": "picked", "singles": ["bm25", "dense-adapted"], "fused": ["rrf-adapted", ...]}
+    "pick": {"name": "picked", "singles": ["bm25", "dense-adapted"], "fused": ["rrf-adapted", ...],
+             "graph": {"controls": {"bm25+ppr": "bm25+ppr:rewire"}, "margin": 0.0}}
 
 The rule, on the dev primary metric: the best single lane wins unless some fused label is strictly
-better; ties go to the single lane, then to the order listed. On test the picked setting is scored
+better; ties go to the single lane, then to the order listed. A graph candidate (a key of
+`graph.controls`, a method that reads the link graph) stays a candidate only when, on dev, it is
+strictly better than the best candidate that reads no graph AND the paired family bootstrap interval
+of (graph − the mean of its rewired-graph controls), at the protocol's confidence, has its lower bound
+above `margin` (`GraphGate`): a graph method that a degree-preserving random graph serves as well
+does not move a default, however small its dev lead over BM25. On test the picked setting is scored
 again under the pick's name, and contrasted with every candidate, so a reader sees its margin over
 each component. Nothing here looks at test.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
 from ..errors import InputError
+from .stats import paired_bootstrap, sign_flip_test
+
+
+@dataclass(frozen=True)
+class GraphGate:
+    """Graph candidate label -> the method name of its rewired controls, and the lower bound the dev
+    interval of (graph − mean of controls) must exceed."""
+
+    controls: Mapping[str, str]
+    margin: float = 0.0
+
+    @classmethod
+    def of(cls, spec: dict | None) -> "GraphGate | None":
+        if not spec:
+            return None
+        return cls(dict(spec["controls"]), float(spec.get("margin", 0.0)))
 
 
 def check_pick(spec: dict | None, labels: set[str], where: str) -> None:
-    """The pick section names only methods the protocol runs, and at least one single lane."""
+    """The pick section names only methods the protocol runs, and at least one single lane (one that
+    reads no graph, when the pick gates graph methods)."""
     if spec is None:
         return
     if not isinstance(spec.get("name"), str) or spec["name"] in labels:
@@ -26,16 +54,70 @@ def check_pick(spec: dict | None, labels: set[str], where: str) -> None:
     singles, fused = spec.get("singles") or [], spec.get("fused") or []
     if not singles:
         raise InputError(f"{where}: pick needs at least one single lane in 'singles'")
-    unknown = [x for x in singles + fused if x not in labels]
+    gate = GraphGate.of(spec.get("graph"))
+    graph = [*gate.controls, *gate.controls.values()] if gate else []
+    unknown = [x for x in singles + fused + graph if x not in labels]
     if unknown:
         raise InputError(f"{where}: pick names {unknown[0]!r}, which is not a method the protocol runs")
+    if gate and not [x for x in singles if x not in gate.controls]:
+        raise InputError(f"{where}: pick needs a single lane that reads no graph beside its graph methods")
+    if gate and [x for x in gate.controls if x not in singles + fused]:
+        raise InputError(f"{where}: pick.graph names a method that is not a candidate")
 
 
-def pick(spec: dict, dev_overall: dict[str, dict], metric: str) -> dict:
-    """What the dev split chose, with the margin of the choice over every candidate."""
+def graph_evidence(gate: GraphGate, value: dict[str, float], vectors: Mapping[str, np.ndarray],
+                   stats: dict) -> dict[str, dict]:
+    """Per graph candidate on dev: its lead over the best non-graph candidate, and (graph − mean of its
+    rewired controls) with its paired family bootstrap interval and sign-flip p; `passes` the gate.
+    `vectors` holds per-family dev scores of every graph candidate and, under each control name, the
+    per-family mean of that control's seeds."""
+    plain = [lab for lab in value if lab not in gate.controls]
+    best_plain = max(plain, key=lambda lab: (value[lab], -plain.index(lab)))
+    out = {}
+    for g, control in gate.controls.items():
+        if g not in value:
+            continue
+        a, b = np.asarray(vectors[control], dtype=np.float64), np.asarray(vectors[g], dtype=np.float64)
+        boot = paired_bootstrap(a, b, stats["n_resamples"], stats["seed"], stats["confidence"])
+        flip = sign_flip_test(a, b, stats["n_flips"], stats["seed"])
+        lead = value[g] - value[best_plain]
+        beats_rewired = boot.low > gate.margin
+        out[g] = {"control": control, "best_plain": best_plain, "lead": lead,
+                  "rewired": {"difference": boot.mean_difference, "ci_low": boot.low, "ci_high": boot.high,
+                              "confidence": stats["confidence"], "p_sign_flip": flip.p_value, "n_families": int(a.size)},
+                  "margin": gate.margin, "passes": bool(lead > 0 and beats_rewired)}
+    return out
+
+
+def gate_note(g: str, ev: dict) -> str:
+    """One line: why a graph candidate may or may not be picked."""
+    r = ev["rewired"]
+    interval = (f"beats its rewired controls by {r['difference']:+.4f} "
+                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] on dev")
+    if ev["passes"]:
+        return f"graph may be picked: {g} leads {ev['best_plain']} by {ev['lead']:+.4f} and {interval}"
+    why = [] if ev["lead"] > 0 else [f"leads {ev['best_plain']} by {ev['lead']:+.4f}"]
+    if not r["ci_low"] > ev["margin"]:
+        why.append(f"{interval} (lower bound not above {ev['margin']:g})")
+    return f"graph not picked: {g} " + " and ".join(why)
+
+
+def pick(spec: dict, dev_overall: dict[str, dict], metric: str, vectors: Mapping[str, np.ndarray] | None = None,
+         stats: dict | None = None) -> dict:
+    """What the dev split chose, with the margin of the choice over every candidate. With a graph gate
+    (`spec["graph"]`), `vectors` (per-family dev scores, see `graph_evidence`) and `stats` (the
+    protocol's seed, n_resamples, n_flips, confidence) are required."""
     value = {lab: dev_overall[lab][metric] for lab in spec["singles"] + spec.get("fused", [])}
-    best_single = max(spec["singles"], key=lambda lab: (value[lab], -spec["singles"].index(lab)))
-    fused = spec.get("fused", [])
+    gate = GraphGate.of(spec.get("graph"))
+    evidence: dict[str, dict] = {}
+    if gate is not None:
+        if vectors is None or stats is None:
+            raise InputError("pick: a graph gate needs per-family dev scores and the protocol's statistics")
+        evidence = graph_evidence(gate, value, vectors, stats)
+    barred = {g for g, ev in evidence.items() if not ev["passes"]}
+    singles = [lab for lab in spec["singles"] if lab not in barred]
+    fused = [lab for lab in spec.get("fused", []) if lab not in barred]
+    best_single = max(singles, key=lambda lab: (value[lab], -singles.index(lab)))
     best_fused = max(fused, key=lambda lab: (value[lab], -fused.index(lab))) if fused else None
     fused_wins = best_fused is not None and value[best_fused] > value[best_single]
     chosen = best_fused if fused_wins else best_single
@@ -44,6 +126,9 @@ def pick(spec: dict, dev_overall: dict[str, dict], metric: str) -> dict:
             f"no fused method beats {best_single} on dev"
             + (f" (best fused {best_fused}: {value[best_fused] - value[best_single]:+.4f})" if best_fused else "")
             + f"; {spec['name']} returns {best_single}'s ranking")
+    notes = [gate_note(g, ev) for g, ev in evidence.items()]
     return {"name": spec["name"], "chosen": chosen, "best_single": best_single, "best_fused": best_fused,
             "fused_chosen": fused_wins, "metric": metric, "dev": value,
-            "margins": {lab: value[chosen] - v for lab, v in value.items() if lab != chosen}, "note": note}
+            "margins": {lab: value[chosen] - v for lab, v in value.items() if lab != chosen},
+            "note": "; ".join([note, *notes]),
+            **({"graph": evidence} if gate is not None else {})}

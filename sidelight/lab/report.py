@@ -137,9 +137,15 @@ def _blocks(run: Path) -> list[tuple]:
         B.append(("table", ["Method"] + kinds,
                   [[lab] + [_fmt(info["by_type"][k].get(primary), primary) if k in info.get("by_type", {}) else "–"
                             for k in kinds] for lab, info in res["methods"].items()]))
+    if res.get("sections", {}).get("methods"):
+        B.extend(_sections_block(res["sections"]))
     if res.get("pick"):
         pk = res["pick"]
-        B.append(("p", f"Pick (chosen on dev {pk['metric']}, a fused method only when it beats every single lane): "
+        B.append(("p", f"Pick (chosen on dev {pk['metric']}, a fused method only when it beats every single lane"
+                       + (", a graph method only when it beats the best method without the graph and its rewired "
+                          "controls with a dev interval above " + ", ".join(
+                              f"{ev['margin']:g}" for ev in pk["graph"].values()) if pk.get("graph") else "")
+                       + f"): "
                        f"{pk['note']}. Dev: " + ", ".join(f"{k} {v:.4f}" for k, v in pk["dev"].items()) + "."))
     if res.get("dense"):
         B.extend(_dense_block(res, pdata))
@@ -213,6 +219,28 @@ def _dense_block(res: dict, pdata: dict) -> list[tuple]:
     if pdata.get("index", {}).get("dense_note"):
         text += " " + pdata["index"]["dense_note"]
     return [("h2", "Local dense supplement"), ("p", text)]
+
+
+def _sections_block(sec: dict) -> list[tuple]:
+    """Section-level figures (`lab.sections`): the right section named by a top-k hit."""
+    m, kinds = sec["metric"], sorted({t for info in sec["methods"].values() for t in info["by_type"]})
+    first = next(iter(sec["methods"].values()))
+    vs = {c["candidate"]: c for c in sec["contrasts"]}
+    base = sec["contrasts"][0]["baseline"] if sec["contrasts"] else None
+    B: list[tuple] = [("h2", f"Section level ({m})")]
+    B.append(("p", f"{sec['n']} test questions name a target section ({sec['n_families']} target documents; "
+                   + ", ".join(f"{t} {first['by_type'][t]['n']}" for t in kinds)
+                   + f"). {m}: one of the top {sec['k']} hits is a target document and the section shown for it "
+                   "(the passage picker of `search`) is the target section or inside it; family-weighted."))
+    rows = []
+    for lab, info in sec["methods"].items():
+        c = vs.get(lab)
+        rows.append([lab, f"{info[m]:.4f}", f"{info['hits']}/{sec['n']}"]
+                    + [f"{info['by_type'][t][m]:.4f}" if t in info["by_type"] else "–" for t in kinds]
+                    + [f"{c['difference']:+.4f} [{c['ci_low']:+.4f}, {c['ci_high']:+.4f}], p {c['p_sign_flip']:.3f}"
+                       if c else ""])
+    B.append(("table", ["Method", m, "hits"] + kinds + [f"− {base}, 95% family bootstrap" if base else ""], rows))
+    return B
 
 
 def _contrasts(res: dict) -> list[tuple]:

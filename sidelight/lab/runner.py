@@ -37,12 +37,13 @@ from ..index.lookup import split_word_params, word_ranking
 from ..methods import get_method
 from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
-from .analysis import analyse
+from .analysis import analyse, family_vector
 from .pick import pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
 from .record import SCORED_NAME, mark_test_scored, read_rankings, test_scored
+from .sections import section_figures
 
 
 # ---- small atomic file helpers ---------------------------------------------------------------
@@ -311,8 +312,9 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
         result = analyse(dev, rankings, all_settings, p)
         result["setup"] = ctx.setup
         if p.data.get("pick"):
-            picked = pick(p.data["pick"], {lab: m["overall"] for lab, m in result["methods"].items()},
-                          p.data.get("selection", {}).get("metric", p.primary))
+            metric = p.data.get("selection", {}).get("metric", p.primary)
+            picked = pick(p.data["pick"], {lab: m["overall"] for lab, m in result["methods"].items()}, metric,
+                          graph_vectors(dev, result, p.data["pick"], metric), p.stats)
             ctx.say(f"pick: {picked['note']}")
     else:
         result = {"note": "no dev queries and no grid: nothing to select"}
@@ -336,6 +338,23 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
     return {"selected": selected, "grid": table}
 
 
+def graph_vectors(dev, result: dict, spec: dict, metric: str) -> dict[str, np.ndarray] | None:
+    """Per-family dev scores of the pick's graph candidates and, under each control's name, the mean
+    over that control's seeds (what `pick.graph_evidence` pairs); None when the pick gates no graph."""
+    controls = (spec.get("graph") or {}).get("controls")
+    if not controls:
+        return None
+    fams, methods = dev.families(), result["methods"]
+    out = {}
+    for g, control in controls.items():
+        seeds = [lab for lab, m in methods.items() if m["group"] == control]
+        if not seeds:
+            raise InputError(f"pick.graph: no dev rankings of {control!r}, the controls of {g!r}")
+        out[g] = family_vector(dev, methods[g]["per_query"], metric, fams)
+        out[control] = np.mean([family_vector(dev, methods[lab]["per_query"], metric, fams) for lab in seeds], axis=0)
+    return out
+
+
 def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) -> dict:
     p = ctx.protocol
     test = ctx.bench.subset("test")
@@ -352,6 +371,9 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
     result["selection"] = selection["selected"]
     if picked:
         result["pick"] = picked
+    if p.kind == "collection" and test.sections:  # section@3 of the questions whose target names a section
+        base = (p.data.get("primary_contrast") or {}).get("baseline", "bm25")
+        result["sections"] = section_figures(test, rankings, [s.label for s in settings], ctx.index, p.stats, base)
     result["setup"] = ctx.setup
     if ctx.index.dense is not None:
         result["dense"] = _dense_report(ctx, test)

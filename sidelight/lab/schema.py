@@ -181,10 +181,20 @@ class Selection(_Closed):
         return None if v is None else _metric(v)
 
 
+class GraphGate(_Closed):
+    """When a graph method may be picked (`lab.pick`): `controls` maps a graph candidate's label to the
+    method name of its rewired-graph controls; the paired family bootstrap interval of (graph − mean of its
+    controls) on dev must have its lower bound above `margin`."""
+
+    controls: dict[str, str] = Field(min_length=1)
+    margin: float = Field(0.0, ge=0.0, lt=1.0)
+
+
 class Pick(_Closed):
     name: str = Field(min_length=1)
     singles: list[str] = Field(min_length=1)
     fused: list[str] = []
+    graph: GraphGate | None = None
 
 
 class Contrast(_Closed):

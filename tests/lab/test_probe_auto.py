@@ -112,6 +112,22 @@ def test_auto_stores_the_pick_and_search_uses_it(tmp_path, capsys):
     assert stored["source"].startswith(f"lab auto {run} (dev mrr@10 ")
     assert default_method(Index.load(idx)).method == stored["method"]
     assert (run / "report.md").is_file() and (run / "report.html").is_file()
+    # the graph gate's evidence is dev's own figures: graph − mean of its rewired seeds, overall
+    dev = json.loads((run / "dev" / "result.json").read_text())["methods"]
+    ev = sel["pick"]["graph"]["bm25+ppr"]
+    seeds = [m["overall"]["mrr@10"] for m in dev.values() if m["group"] == "bm25+ppr:rewire"]
+    assert len(seeds) == 3
+    assert ev["rewired"]["difference"] == pytest.approx(dev["bm25+ppr"]["overall"]["mrr@10"] - sum(seeds) / 3)
+    assert ev["passes"] == (ev["lead"] > 0 and ev["rewired"]["ci_low"] > 0)
+    if not ev["passes"]:
+        assert sel["pick"]["chosen"] != "bm25+ppr" and "graph not picked: bm25+ppr" in sel["pick"]["note"]
+    # section level: every test question whose target names a section (headings, links to a heading)
+    res = json.loads((run / "test" / "result.json").read_text())
+    named = [r for r in rows if r["split"] == "test" and r["targets"][0]["section"]]
+    assert res["sections"]["n"] == len(named) > 0
+    assert set(res["sections"]["methods"]) == set(res["methods"])
+    assert "Section level (section@3)" in (run / "report.md").read_text()
+    assert json.loads((run / "auto.json").read_text())["sections"]["bm25"]["n"] == len(named)
     capsys.readouterr()
     assert main(["methods", str(idx)]) == 0
     assert "lab auto" in capsys.readouterr().out
