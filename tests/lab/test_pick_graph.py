@@ -83,3 +83,9 @@ def test_the_gate_is_checked_before_anything_runs():
         validate_protocol(proto, "p.json")
     with pytest.raises(InputError, match="graph gate needs"):
         pick(SPEC, {lab: {"mrr@10": 0.5} for lab in SPEC["singles"]}, "mrr@10")
+
+
+def test_a_tie_with_bm25_goes_to_the_method_without_the_graph():
+    p = run(BM25.copy(), BM25 - 0.2)  # the links beat their rewirings, but only draw with BM25
+    assert p["chosen"] == "bm25" and p["graph"]["bm25+ppr"]["lead"] == 0.0
+    assert "graph not picked: bm25+ppr leads bm25 by +0.0000" in p["note"]
