@@ -15,7 +15,8 @@ import pytest
 
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.index import Index
-from sidelight.methods.relation import PROFILES, hub_damping, profile, relation_rank
+from sidelight.methods.relation import relation_rank
+from sidelight.methods.relation_notes import PROFILES, hub_damping, profile
 
 NOTES = [("n0", "Settings", "options of the app"), ("n1", "Alpha Plugin", "helps with tables"),
          ("n2", "Beta Guide", "how to write tables"), ("n3", "Gamma Theme", "a dark look for the app"),
@@ -118,7 +119,7 @@ def test_an_in_link_hit_credits_the_stored_edge_it_came_along(tmp_path):
 
 
 def test_a_dated_note_is_named_by_its_date():
-    from sidelight.methods.relation import name_matcher
+    from sidelight.methods.relation_cues import name_matcher
 
     recs = [Record("r1", "2021-05-08 Templater & Syncthing", "news", {"path": "a.md"}),
             Record("r2", "2021-05-08", "a daily note", {"path": "b.md"}),
