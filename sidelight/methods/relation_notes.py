@@ -7,8 +7,9 @@ may ask what links TO a note. Three parameters of the lane serve this:
 * `hub_damping` g: the score of every reached record is multiplied by idf(v)^g, idf(v) =
   log((N+1)/(in-degree+1)) / log(N+1), so a note most notes link to gains little by being reached;
 * `direction`: `cue` also spreads backwards (`graph.relation.activate_in`) from the named note when
-  in-link wording follows a question word and precedes its name ("which roundup said the LYT Kit
-  ..."), so its in-links become candidates (`inward_anchor`); `both` always does so from every
+  the question asks for a note that links to it: a relation verb of a small lexicon
+  (`data/relation-verbs-v1.json`, matched by stem) after a question word and before its name
+  ("which roundup introduced the LYT Kit ..."), or a pronoun, passive or agent pattern of it, so its in-links become candidates (`inward_anchor`); `both` always does so from every
   named note;
 * `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
   named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others.
@@ -20,8 +21,11 @@ WordNet), where they are neutral and the lane is the one relation-v1/v2 chose.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,15 +43,19 @@ DIRECTIONS = ("out", "cue", "both")
 #: notes-v1 dev (bench/relation_notes.py)
 PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0},
             "notes": {"hub_damping": 0.5, "direction": "cue", "name_weight": 2.0}}
-#: wording that, after a question word and right before a note's name, asks for what links TO it
-#: ("which theme links to the Core Plugins note"); the name may follow within `_INWARD_GAP` tokens
-_INWARD = sorted((tuple(w.split()) for w in (
+#: the relation verbs (`data/relation-verbs-v1.json`), matched by stem
+VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
+#: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):
+#: "verbs" (question word ... verb NAME), "pronoun" (NAME? which ... verb it), "passive" (NAME is verb-ed in
+#: which ...), "agent" (which ... designed by NAME); "list-v1" is the hand list before them (`_LIST_V1`)
+RULES = ("verbs", "pronoun", "passive", "agent", "list-v1")
+INWARD_RULES: tuple[str, ...] = ("verbs", "pronoun", "passive", "agent")
+#: the hand list relation-notes-v1 was scored with (rule "list-v1"), kept to measure the lexicon against
+_LIST_V1 = sorted((tuple(w.split()) for w in (
     "links to", "link to", "linked to", "linking to", "points to", "point to", "pointing to", "refers to",
     "refer to", "referring to", "mentions", "mention", "mentioned", "cites", "cite", "cited", "credits", "credit",
     "credited", "lists", "list", "listed", "called", "calls", "said", "says", "embeds", "embed")), key=len, reverse=True)
-_INWARD_GAP = 3
-
-
+_GAP = int(VERBS["gap"])
 
 def profile(index: "SearchContext") -> str:
     """"notes" when the records were read from files (a folder of notes: metadata "path"), else
@@ -75,21 +83,72 @@ def reversed_of(index: "SearchContext") -> "Graph":
     return index.memo("relation-reversed", None, lambda: reversed_graph(index.graph))
 
 
-def inward_anchor(tokens: list[str], matches: list[NameMatch]) -> NameMatch | None:
-    """The name a question asks in-links of: right after in-link wording (`_INWARD`) that follows a
-    question word ("which roundup said the LYT Kit ..." -> LYT Kit), else None."""
-    for i in range(len(tokens)):
-        if not any(t in QUESTION_WORDS for t in tokens[:i]):
-            continue
-        for phrase in _INWARD:
-            if tuple(tokens[i:i + len(phrase)]) == phrase:
-                end = i + len(phrase)
-                after = [m for m in matches if 0 <= m.start - end <= _INWARD_GAP]
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=None)
+def _stems(key: str) -> frozenset[str]:
+    return frozenset(_stemmer().stemWords(VERBS[key]))
+
+
+def _is(token: str, key: str) -> bool:
+    return str(_stemmer().stemWord(token)) in _stems(key)
+
+
+def inward_anchor(tokens: list[str], matches: list[NameMatch],
+                  rules: Sequence[str] | None = None) -> NameMatch | None:
+    """The name a question asks in-links of, else None (`rules`: default `INWARD_RULES`):
+
+    * verbs: a relation verb after a question word, the name within `gap` tokens after it
+      ("which roundup introduced the Icon Folder plugin" -> Icon Folder);
+    * pronoun: the same verb with a pronoun after it; the name is the last one before the
+      question word that precedes the verb ("who made the Obsidian You theme? which note lists it");
+    * passive: the name, an auxiliary, a relation verb and a preposition, then a question word
+      ("Hider is listed in which theme");
+    * agent: a verb of making after a question word, then "by" and the name ("which theme was
+      designed by Anto" -> Anto: the theme credits its author);
+    * list-v1: relation-notes-v1's hand list of phrases after a question word.
+    The leftmost firing verb decides."""
+    rules = INWARD_RULES if rules is None else tuple(rules)
+    wh = frozenset(VERBS["question_words"])
+    for i, tok in enumerate(tokens):
+        asked = [j for j in range(i) if tokens[j] in QUESTION_WORDS]
+        if "list-v1" in rules and asked:
+            phrase = next((ph for ph in _LIST_V1 if tuple(tokens[i:i + len(ph)]) == ph), None)
+            if phrase is not None:
+                after = [m for m in matches if 0 <= m.start - (i + len(phrase)) <= _GAP]
                 if after:
                     return min(after, key=lambda m: m.start)
-                break
+        if any(m.start <= i < m.end for m in matches):
+            continue  # a word of a name ("List Callouts") is no verb
+        if "agent" in rules and asked and _is(tok, "agent") and tokens[i + 1:i + 2] == ["by"]:
+            after = [m for m in matches if 0 <= m.start - (i + 2) <= _GAP]
+            if after:
+                return min(after, key=lambda m: m.start)
+        if not _is(tok, "verbs"):
+            continue
+        if "passive" in rules and i >= 1 and tokens[i - 1] in VERBS["auxiliaries"] \
+                and tokens[i + 1:i + 2] and tokens[i + 1] in VERBS["prepositions"] \
+                and any(t in wh for t in tokens[i + 2:i + 2 + _GAP]):
+            before = [m for m in matches if 0 <= (i - 1) - m.end <= _GAP]
+            if before:
+                return max(before, key=lambda m: m.end)
+        if not asked:
+            continue
+        if "verbs" in rules:
+            after = [m for m in matches if 0 <= m.start - (i + 1) <= _GAP]
+            if after:
+                return min(after, key=lambda m: m.start)
+        if "pronoun" in rules and any(t in VERBS["pronouns"] for t in tokens[i + 1:i + 1 + _GAP]):
+            q = max(j for j in range(i) if tokens[j] in wh) if any(tokens[j] in wh for j in range(i)) else None
+            before = [m for m in matches if q is not None and m.end <= q]
+            if before:
+                return max(before, key=lambda m: m.end)
     return None
-
 
 def name_fit(index: "SearchContext", named: Iterable[tuple[int, str]]) -> np.ndarray:
     """Per record: how specific the name that made it an anchor is (the lexical idf summed over the

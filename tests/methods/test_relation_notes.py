@@ -129,3 +129,34 @@ def test_a_dated_note_is_named_by_its_date():
              for m in name_matcher(index).find("which plugin did the 2021-05-08 roundup mention")}
     # the date names the dated roundup (and the daily note titled by the date alone), nothing else
     assert found == {("2021 05 08", frozenset({"r1", "r2"}))}
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("which roundup introduced the Alpha Plugin as a way to sort tables", "alpha plugin"),  # a verb not in list-v1
+    ("which guide recommends Beta Guide for tables", "beta guide"),
+    ("who made the Gamma Theme? which roundup lists it", "gamma theme"),  # pronoun: the name before the question
+    ("Alpha Plugin is featured in which roundup", "alpha plugin"),  # passive
+    ("which theme was designed by Epsilon", "epsilon"),  # agent
+    ("what does the Alpha Plugin note link to", None),  # the name is the verb's subject: an out-link question
+    ("which plugin does Gamma Theme support", None),
+])
+def test_in_link_wording_names_the_note_whose_in_links_are_asked(question, asked):
+    from sidelight.methods.relation_cues import QUESTION_WORDS, RESIDUAL_STOP
+    from sidelight.methods.relation_notes import inward_anchor
+    from sidelight.structures.names import NameMatcher, name_tokens
+
+    matcher = NameMatcher([(t, i) for i, (_, t, _) in enumerate(NOTES)], RESIDUAL_STOP)
+    tokens = name_tokens(question)
+    got = inward_anchor(tokens, matcher.find(question, skip={i for i, t in enumerate(tokens) if t in QUESTION_WORDS}))
+    assert (got.name if got else None) == asked
+
+
+def test_the_hand_list_misses_what_the_lexicon_reads():
+    from sidelight.methods.relation_notes import inward_anchor
+    from sidelight.structures.names import NameMatcher, name_tokens
+
+    q = "which roundup announced the Alpha Plugin"
+    matcher = NameMatcher([("Alpha Plugin", 1)])
+    m = matcher.find(q)
+    assert inward_anchor(name_tokens(q), m, ("list-v1",)) is None
+    assert inward_anchor(name_tokens(q), m, ("verbs",)).name == "alpha plugin"
