@@ -57,7 +57,8 @@ from ..capabilities import Capability
 from .params import Param
 from .registry import check_params, register
 from .relation_cues import QUESTION_WORDS, RESIDUAL_STOP, attach_cue, find_cues, name_matcher
-from .relation_notes import DIRECTIONS, PROFILES, hub_damping, inward_anchor, name_fit, profile, reversed_of
+from .relation_notes import (DIRECTIONS, INWARDS, PROFILES, hub_damping, inward_anchor, inward_rules, name_fit,
+                             profile, reversed_of)
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -89,6 +90,9 @@ RELATION_PARAMS = (
           choices=DIRECTIONS),
     Param("name_weight", float, None, "query-aware: weight of the named part (a direct link with the note the "
           "question names, by how specific its name is); unset: the collection profile's value", low=0.0),
+    Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
+          "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns) or list-v1 (the phrase "
+          "list relation-notes-v1 was scored with)", choices=INWARDS),
 )
 RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}
 SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
@@ -159,7 +163,7 @@ def effective_weights(index: "SearchContext") -> tuple[np.ndarray | None, np.nda
 
 
 # ---- anchors and cues ------------------------------------------------------------------------------
-def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray
+def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray, inward: str = "lexicon"
              ) -> tuple[list[Anchor], dict[str, Any] | None, list[str], str, set[int]]:
     """(name anchors, the cue with its types and anchor, the types, the residual question, the
     positions of the name a question asks in-links of)."""
@@ -198,8 +202,8 @@ def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.nda
             out.append(Anchor(p, "name", m.name, cue["phrase"] if cue is not None and m is cued else ""))
     cue_out = None if cue is None else {"phrase": cue["phrase"], "anchor": cued.name if cued else None,
                                         "types": types}
-    inward = inward_anchor(tokens, matches)
-    return out, cue_out, types, residual, ({p for p in inward.positions if p in seen} if inward else set())
+    asked = inward_anchor(tokens, matches, inward_rules(inward))
+    return out, cue_out, types, residual, ({p for p in asked.positions if p in seen} if asked else set())
 
 
 # ---- parts ---------------------------------------------------------------------------------------
@@ -294,7 +298,8 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     inward: set[int] = set()
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
-        named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior))
+        named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior),
+                                                             p["inward"])
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]
     positions = [a.position for a in seeds]

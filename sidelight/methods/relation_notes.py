@@ -50,6 +50,8 @@ VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/r
 #: which ...), "agent" (which ... designed by NAME); "list-v1" is the hand list before them (`_LIST_V1`)
 RULES = ("verbs", "pronoun", "passive", "agent", "list-v1")
 INWARD_RULES: tuple[str, ...] = ("verbs", "pronoun", "passive", "agent")
+#: the lane's `inward` parameter: "lexicon" reads `INWARD_RULES`, "list-v1" the hand list alone
+INWARDS = ("lexicon", "list-v1")
 #: the hand list relation-notes-v1 was scored with (rule "list-v1"), kept to measure the lexicon against
 _LIST_V1 = sorted((tuple(w.split()) for w in (
     "links to", "link to", "linked to", "linking to", "points to", "point to", "pointing to", "refers to",
@@ -81,6 +83,11 @@ def reversed_of(index: "SearchContext") -> "Graph":
     """The index's graph with every edge reversed (built once per index contents)."""
     from ..graph.relation import reversed_graph
     return index.memo("relation-reversed", None, lambda: reversed_graph(index.graph))
+
+
+def inward_rules(inward: str) -> tuple[str, ...]:
+    """The patterns `inward_anchor` reads for the lane's `inward` parameter (`INWARDS`)."""
+    return ("list-v1",) if inward == "list-v1" else INWARD_RULES
 
 
 @lru_cache(maxsize=1)

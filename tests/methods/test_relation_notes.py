@@ -160,3 +160,12 @@ def test_the_hand_list_misses_what_the_lexicon_reads():
     m = matcher.find(q)
     assert inward_anchor(name_tokens(q), m, ("list-v1",)) is None
     assert inward_anchor(name_tokens(q), m, ("verbs",)).name == "alpha plugin"
+
+
+def test_the_inward_parameter_chooses_lexicon_or_hand_list(notes):
+    q = "which roundup announced the Alpha Plugin"  # "announced" is in the lexicon, not in relation-notes-v1's list
+    lexicon = relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue"})
+    hand = relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue", "inward": "list-v1"})
+    assert lexicon.params["backward_from"] == ["n1"] and "backward_from" not in hand.params
+    # Delta Roundup and Gamma Theme link to Alpha Plugin: only the backward spread reaches them
+    assert {"n3", "n4"} <= set(ranked(notes, lexicon)) and not {"n3", "n4"} & set(ranked(notes, hand))
