@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import print_table, write_json  # noqa: E402
 from sidelight.index import Index  # noqa: E402
 from sidelight.lanes.channels import run_lane  # noqa: E402
-from sidelight.methods.relation import name_matcher, relation_rank  # noqa: E402
+from sidelight.methods.relation import relation_rank  # noqa: E402
+from sidelight.methods.relation_cues import name_matcher  # noqa: E402
 from sidelight.methods import get_method  # noqa: E402
 
 SEED = 20240917

@@ -1,11 +1,14 @@
-"""Does the relation lane's in-link wording fire on relation-notes-v1's **dev** relation-in questions?
+"""Which in-link wording turns the relation lane backwards, on relation-notes-v1's **dev** questions?
 
-    python bench/relation_notes_cues.py [--json OUT]
+    python bench/relation_notes_cues.py [--grid] [--rules verbs,pronoun,...] [--json OUT]
 
-For each dev relation-in question: whether the lane (notes profile, the index bench/collection.py
-builds with section windows) spreads backwards from a named note (`backward_from`), the notes it
-took as named, and the target's rank in its top 10. Dev only: the test split was scored once
-(results/runs/relation-notes-v1) and is not ranked here.
+For each dev question (relation-out and relation-in) the lane (notes profile, the index
+bench/collection.py builds with section windows) ranks it with the in-link patterns `--rules`
+(`sidelight.methods.relation_notes.RULES`; default: the lane's `INWARD_RULES`); per question: whether
+it spread backwards from a named note (`backward_from`), whether the anchor was named, the target's
+rank in the top 10. `--grid` ranks every rule set of the ablation (the hand list of relation-notes-v1,
+the lexicon's verbs, then each further pattern) and prints MRR@10 per kind; the lexicon's default
+patterns were chosen from it. Dev only: the test split was scored once (results/runs/relation-notes-v1).
 """
 
 from __future__ import annotations
@@ -21,40 +24,63 @@ sys.path.insert(0, str(HERE.parent))
 
 from _common import print_table, write_json  # noqa: E402
 
+from sidelight.methods import relation_notes  # noqa: E402
 from sidelight.methods.relation import relation_rank  # noqa: E402
 
 QUESTIONS = HERE.parent / "benchmarks" / "relation-notes-v1.jsonl"
+GRID = (("list-v1",), ("verbs",), ("verbs", "pronoun"), ("verbs", "pronoun", "passive"),
+        ("verbs", "pronoun", "passive", "agent"), ("verbs", "pronoun", "agent"))
+
+
+def score(index, questions: list[dict], rules: tuple[str, ...]) -> list[dict]:
+    """Per question: backward or not, the anchor named or not, the target's rank (None past 10)."""
+    relation_notes.INWARD_RULES = rules
+    out = []
+    for q in questions:
+        r = relation_rank(index, q["query"], 10, {})
+        hits = [index.ids[h.node] for h in r.hits]
+        target = q["targets"][0]["doc"]
+        named = [index.ids[a.position] for a in r.anchors if a.why == "name"]
+        out.append({"qid": q["qid"], "kind": q["kind"], "backward": bool(r.params.get("backward_from")),
+                    "rank": hits.index(target) + 1 if target in hits else None, "anchor_named": q["anchor"] in named,
+                    "query": q["query"]})
+    return out
+
+
+def mrr(rows: list[dict]) -> float:
+    return sum(1 / o["rank"] for o in rows if o["rank"]) / len(rows) if rows else 0.0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rules", help="comma-separated in-link patterns (default: the lane's INWARD_RULES)")
+    ap.add_argument("--grid", action="store_true", help="every rule set of the ablation")
     ap.add_argument("--json", default="bench/results/relation_notes_cues.json")
     args = ap.parse_args()
     from collection import build
     index = build("obsidian-hub", True)
-    rows, out = [], []
-    for q in (json.loads(x) for x in QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()):
-        if q["split"] != "dev" or q["kind"] != "relation-in":
-            continue
-        r = relation_rank(index, q["query"], 10, {})
-        hits = [index.ids[h.node] for h in r.hits]
-        target = q["targets"][0]["doc"]
-        rank = hits.index(target) + 1 if target in hits else None
-        named = [index.ids[a.position] for a in r.anchors if a.why == "name"]
-        back = bool(r.params.get("backward_from"))
-        out.append({"qid": q["qid"], "backward": back, "rank": rank, "named": named,
-                    "anchor_named": q["anchor"] in named})
-        rows.append([q["qid"], "yes" if back else "no", "yes" if q["anchor"] in named else "no",
-                     rank or "-", q["query"][:60]])
-    print_table(["qid", "backward", "anchor named", "rank", "question"], rows)
-    for back in (True, False):
-        sub = [o for o in out if o["backward"] == back]
-        if sub:
-            top = sum(o["rank"] is not None for o in sub)
-            mrr = sum(1 / o["rank"] for o in sub if o["rank"]) / len(sub)
-            print(f"backward {'fired' if back else 'not fired'}: {len(sub)} questions, "
-                  f"target in top 10: {top}, MRR@10 (per question) {mrr:.3f}")
-    write_json(args.json, {"split": "dev", "kind": "relation-in", "questions": out})
+    qs = [json.loads(x) for x in QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    dev = [q for q in qs if q["split"] == "dev"]
+    default = tuple(args.rules.split(",")) if args.rules else relation_notes.INWARD_RULES
+    bad = set(default) - set(relation_notes.RULES)
+    if bad:
+        sys.exit(f"unknown rule(s) {sorted(bad)}; choose from {', '.join(relation_notes.RULES)}")
+    sets = list(GRID) if args.grid else [default]
+    table, result = [], {"split": "dev", "questions": len(dev), "runs": []}
+    for rules in sets:
+        rows = score(index, dev, rules)
+        ins = [o for o in rows if o["kind"] == "relation-in"]
+        outs = [o for o in rows if o["kind"] == "relation-out"]
+        table.append(["+".join(rules), f"{mrr(outs):.3f}", f"{mrr(ins):.3f}", f"{mrr(rows):.3f}",
+                      f"{sum(o['backward'] for o in ins)}/{len(ins)}", f"{sum(o['backward'] for o in outs)}/{len(outs)}"])
+        result["runs"].append({"rules": list(rules), "mrr@10": {"relation-out": mrr(outs), "relation-in": mrr(ins),
+                                                                 "all": mrr(rows)}, "questions": rows})
+    if not args.grid:
+        print_table(["qid", "kind", "backward", "anchor named", "rank", "question"],
+                    [[o["qid"], o["kind"], "yes" if o["backward"] else "no", "yes" if o["anchor_named"] else "no",
+                      o["rank"] or "-", o["query"][:60]] for o in result["runs"][0]["questions"]])
+    print_table(["in-link patterns", "out MRR@10", "in MRR@10", "all MRR@10", "in: backward", "out: backward"], table)
+    write_json(args.json, result)
 
 
 if __name__ == "__main__":

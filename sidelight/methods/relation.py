@@ -34,30 +34,16 @@ Ranking (`rank`):
   same for the entry seeds. Ties by id. The records the question names are where it starts, never its
   answer: query-aware mode does not return them (entry seeds stay eligible).
 
-Notes (issue 43). Three parameters serve a vault of notes, where a few notes ("Settings", a
-category list) are linked from most others and a question may ask what links TO a note:
-
-* `hub_damping` g: the score of every reached record is multiplied by idf(v)^g, idf(v) =
-  log((N+1)/(in-degree+1)) / log(N+1), so a note most notes link to gains little by being reached;
-* `direction`: `cue` also spreads backwards (`graph.relation.activate_in`) from the named note when
-  in-link wording follows a question word and precedes its name ("which roundup said the LYT Kit
-  ..."), so its in-links become candidates; `both` always does so from every named note;
-* `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
-  named note whose name is most specific (summed lexical idf of its terms), less for others.
-
-Unset, they take the collection **profile**'s values (`PROFILES`): "notes" when records were read
-from files, chosen on notes-v1 dev (bench/relation_notes.py); "dictionary" otherwise (FOLDOC,
-WordNet), where they are neutral and the lane is the one relation-v1/v2 chose.
+Notes (issue 43). On a vault of notes, hub damping, in-links asked by wording and the named part
+(`hub_damping`, `direction`, `name_weight`) take the collection profile's values when unset; see
+`methods.relation_notes`. Names and relation wording are read by `methods.relation_cues`.
 
 The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from importlib import resources
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -65,21 +51,21 @@ import numpy as np
 
 from ..errors import InputError
 from ..graph.relation import Activation, Reach, RelationHit, activate, activate_in, edge_shares, merge
-from ..structures.names import NameMatch, NameMatcher, name_tokens
+from ..structures.names import NameMatch, name_tokens
 from ..structures.ranking import Ranking, top_k
-from ..text import stopwords
 from ..capabilities import Capability
 from .params import Param
 from .registry import check_params, register
+from .relation_cues import QUESTION_WORDS, RESIDUAL_STOP, attach_cue, find_cues, name_matcher
+from .relation_notes import (DIRECTIONS, INWARDS, PROFILES, hub_damping, inward_anchor, inward_rules, name_fit,
+                             profile, reversed_of)
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from ..graph.store import Graph
     from .context import SearchContext
 
 RANKS = ("query-aware", "activation")
-DIRECTIONS = ("out", "cue", "both")
 RELATION_PARAMS = (
     Param("rank", str, "query-aware", "query-aware (graph + cue + text parts) or activation (NGR's raw rule)",
           choices=RANKS),
@@ -104,24 +90,15 @@ RELATION_PARAMS = (
           choices=DIRECTIONS),
     Param("name_weight", float, None, "query-aware: weight of the named part (a direct link with the note the "
           "question names, by how specific its name is); unset: the collection profile's value", low=0.0),
+    Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
+          "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns) or list-v1 (the phrase "
+          "list relation-notes-v1 was scored with)", choices=INWARDS),
 )
 RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}
 SEED_RULE = ("top n_seeds positive BM25 hits (ties: ascending id), then the top n_seeds positive dense cosines "
              "not already seeds (when the index has dense vectors); query-aware adds the records the question "
              "names (anchors); entry scores choose seeds only")
 PARTS = ("graph", "hop", "type", "context", "text", "dense", "anchor", "seed")
-#: values of the unset `hub_damping`, `direction`, `name_weight` per collection profile (`profile`):
-#: "dictionary" leaves the lane as relation-v1/v2 chose it (FOLDOC, WordNet); "notes" was chosen on
-#: notes-v1 dev (bench/relation_notes.py)
-PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0},
-            "notes": {"hub_damping": 0.5, "direction": "cue", "name_weight": 2.0}}
-#: wording that, after a question word and right before a note's name, asks for what links TO it
-#: ("which theme links to the Core Plugins note"); the name may follow within `_INWARD_GAP` tokens
-_INWARD = sorted((tuple(w.split()) for w in (
-    "links to", "link to", "linked to", "linking to", "points to", "point to", "pointing to", "refers to",
-    "refer to", "referring to", "mentions", "mention", "mentioned", "cites", "cite", "cited", "credits", "credit",
-    "credited", "lists", "list", "listed", "called", "calls", "said", "says", "embeds", "embed")), key=len, reverse=True)
-_INWARD_GAP = 3
 
 
 @dataclass(frozen=True)
@@ -185,107 +162,8 @@ def effective_weights(index: "SearchContext") -> tuple[np.ndarray | None, np.nda
     return index.memo("relation-weights", key, build)
 
 
-def profile(index: "SearchContext") -> str:
-    """"notes" when the records were read from files (a folder of notes: metadata "path"), else
-    "dictionary"; it sets the unset parameters (`PROFILES`)."""
-    recs = index.corpus.records
-    return "notes" if recs and isinstance(recs[0].metadata, dict) and recs[0].metadata.get("path") else "dictionary"
-
-
-def hub_damping(index: "SearchContext", g: float) -> np.ndarray:
-    """Per record: idf(v)^g, idf(v) = log((N+1)/(in-degree(v)+1)) / log(N+1) in (0, 1] (self loops not
-    counted): a note that most notes link to gets little credit for being reached."""
-    def build() -> np.ndarray:
-        graph, n = index.graph, index.graph.n_nodes
-        real = graph.sources != graph.indices
-        indeg = np.bincount(graph.indices[real], minlength=n)
-        return np.asarray(np.log((n + 1) / (indeg + 1.0)) / np.log(n + 1.0), dtype=np.float64)
-
-    idf = index.memo("relation-indegree-idf", None, build)
-    return np.asarray(idf ** g if g else np.ones(len(idf)), dtype=np.float64)
-
-
-def _reversed(index: "SearchContext") -> "Graph":
-    from ..graph.relation import reversed_graph
-    return index.memo("relation-reversed", None, lambda: reversed_graph(index.graph))
-
-
-def inward_anchor(tokens: list[str], matches: list[NameMatch]) -> NameMatch | None:
-    """The name a question asks in-links of: right after in-link wording (`_INWARD`) that follows a
-    question word ("which roundup said the LYT Kit ..." -> LYT Kit), else None."""
-    for i in range(len(tokens)):
-        if not any(t in QUESTION_WORDS for t in tokens[:i]):
-            continue
-        for phrase in _INWARD:
-            if tuple(tokens[i:i + len(phrase)]) == phrase:
-                end = i + len(phrase)
-                after = [m for m in matches if 0 <= m.start - end <= _INWARD_GAP]
-                if after:
-                    return min(after, key=lambda m: m.start)
-                break
-    return None
-
-
 # ---- anchors and cues ------------------------------------------------------------------------------
-_DATED = re.compile(r"(\d{4}-\d{2}-\d{2})\s+\S")
-
-
-def name_matcher(index: "SearchContext") -> NameMatcher:
-    """Every record's title and aliases in one automaton (built once per index contents); names of
-    stop words and question words only ("it", "what") are left out. A title that starts with an
-    ISO date and goes on ("2021-05-08 Templater, Syncthing & ...", a dated note) is also named by
-    its date alone, as a reader names it ("the 2021-05-08 roundup")."""
-    def build() -> NameMatcher:
-        names = [(n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases)]
-        names += [(m.group(1), i) for i, r in enumerate(index.corpus.records) if (m := _DATED.match(r.title))]
-        return NameMatcher(names, RESIDUAL_STOP)
-
-    return index.memo("relation-names", None, build)
-
-
-def _cues() -> dict[str, Any]:
-    cues: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-cues-v1.json").read_text())
-    return cues
-
-
-CUES = _cues()
-QUESTION_WORDS = frozenset(CUES["question_words"])
-RESIDUAL_STOP = stopwords("lucene-en-v1") | QUESTION_WORDS
-_CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in CUES["cues"]), key=lambda pc: -len(pc[0]))
-
-
-def find_cues(tokens: list[str]) -> list[tuple[dict[str, Any], set[int]]]:
-    """Every relation cue in `tokens`, left to right (a longer phrase wins where two start), with
-    the tokens each covers."""
-    out: list[tuple[dict[str, Any], set[int]]] = []
-    taken: set[int] = set()
-    for i in range(len(tokens)):
-        for phrase, cue in _CUE_PHRASES:
-            span = set(range(i, i + len(phrase)))
-            if tuple(tokens[i:i + len(phrase)]) == phrase and not span & taken:
-                out.append(({"phrase": " ".join(phrase), "start": i, "end": i + len(phrase), **cue}, span))
-                taken |= span
-                break
-    return out
-
-
-def _attach(cue: dict[str, Any], matches: list[NameMatch], tokens: list[str]) -> tuple[NameMatch | None, list[str]]:
-    """The name the cue speaks of and the edge types it asks for: a name right after the cue
-    ("kind of tree") takes the `before` types, a name right before it ("a beech is a kind of")
-    the `after` types. When a question word follows the cue ("a kind of what ...") the asked-for
-    record comes after it, so the name before the cue is the anchor."""
-    gap = CUES["gap"]
-    after_cue = [m for m in matches if 0 <= m.start - cue["end"] <= gap]
-    before_cue = [m for m in matches if 0 <= cue["start"] - m.end <= gap]
-    asks_next = any(t in QUESTION_WORDS for t in tokens[cue["end"]:cue["end"] + gap])
-    if after_cue and not (asks_next and before_cue):
-        return min(after_cue, key=lambda m: m.start), cue["before"]
-    if before_cue:
-        return max(before_cue, key=lambda m: m.end), cue["after"]
-    return None, []
-
-
-def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray
+def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray, inward: str = "lexicon"
              ) -> tuple[list[Anchor], dict[str, Any] | None, list[str], str, set[int]]:
     """(name anchors, the cue with its types and anchor, the types, the residual question, the
     positions of the name a question asks in-links of)."""
@@ -301,7 +179,7 @@ def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.nda
     # else the first in that order (its types then have no anchor to start from)
     preferred = sorted(cues, key=lambda cs: (len(cs[1]) == 1, cs[0]["start"]))
     for c, span in preferred:
-        cued, types = _attach(c, matches, tokens)
+        cued, types = attach_cue(c, matches, tokens)
         if cued is not None:
             cue, cue_tokens = c, span
             break
@@ -324,8 +202,8 @@ def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.nda
             out.append(Anchor(p, "name", m.name, cue["phrase"] if cue is not None and m is cued else ""))
     cue_out = None if cue is None else {"phrase": cue["phrase"], "anchor": cued.name if cued else None,
                                         "types": types}
-    inward = inward_anchor(tokens, matches)
-    return out, cue_out, types, residual, ({p for p in inward.positions if p in seen} if inward else set())
+    asked = inward_anchor(tokens, matches, inward_rules(inward))
+    return out, cue_out, types, residual, ({p for p in asked.positions if p in seen} if asked else set())
 
 
 # ---- parts ---------------------------------------------------------------------------------------
@@ -373,28 +251,13 @@ def _typed_share(index: "SearchContext", share: np.ndarray, types: list[str]) ->
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
-def _name_fit(index: "SearchContext", anchors: list[Anchor]) -> np.ndarray:
-    """Per record: how specific the name that made it an anchor is (the lexical idf summed over the
-    name's terms; 0 for records no name picked): the question's rarest name is the note it is about."""
-    out = np.zeros(index.graph.n_nodes)
-    for a in anchors:
-        if a.why != "name" or not a.name.strip():
-            continue
-        try:
-            terms = index.lexical.query_terms(a.name)
-        except InputError:  # a name of no indexed term
-            continue
-        out[a.position] = max(out[a.position], float(index.lexical.idf(terms).sum()) if len(terms) else 0.0)
-    return out
-
-
 def _linked_fit(index: "SearchContext", nodes: np.ndarray, sources: list[int], fit: np.ndarray,
                 backward: Sequence[int] = ()) -> np.ndarray:
     """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it
     (or a `backward` record it has an edge straight to), / max."""
     out = np.zeros(len(nodes))
     order = np.argsort(nodes)
-    sides = [(index.graph, sources)] + ([(_reversed(index), backward)] if len(backward) else [])
+    sides = [(index.graph, sources)] + ([(reversed_of(index), backward)] if len(backward) else [])
     for g, starts in sides:
         for s in starts:
             targets = g.indices[g.indptr[s]:g.indptr[s + 1]]
@@ -435,7 +298,8 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     inward: set[int] = set()
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
-        named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior))
+        named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior),
+                                                             p["inward"])
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]
     positions = [a.position for a in seeds]
@@ -448,7 +312,7 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     back = (sorted(inward) if p["direction"] == "cue" else named_pos if p["direction"] == "both" else []) \
         if p["rank"] == "query-aware" else []
     if back:  # the question asks what links to a note it names: its in-links are candidates too
-        act = merge(fwd, activate_in(index.graph, _reversed(index), back, p["hops"], p["decay"], weights,
+        act = merge(fwd, activate_in(index.graph, reversed_of(index), back, p["hops"], p["decay"], weights,
                                      index.id_rank))
         out.params["backward_from"] = [index.ids[b] for b in back]
     if not len(act):
@@ -475,7 +339,8 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     shown: tuple[str, ...] = PARTS
     score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
     if p["name_weight"]:
-        parts["name"] = _linked_fit(index, act.nodes, named_pos, _name_fit(index, seeds), back)
+        parts["name"] = _linked_fit(index, act.nodes, named_pos,
+                                    name_fit(index, [(a.position, a.name) for a in seeds if a.why == "name"]), back)
         score = score + p["name_weight"] * parts["name"]
         shown = (*PARTS, "name")
     if p["hub_damping"]:

@@ -35,8 +35,9 @@ from ..index import Index, store
 from ..index.sharded import ShardedIndex
 from ..methods import method_spec
 from ..lanes.registry import lanes
-from ..methods.relation import (CUES, PROFILES, QUESTION_WORDS, RESIDUAL_STOP, effective_weights, name_matcher,
-                                profile)
+from ..methods.relation import effective_weights
+from ..methods.relation_cues import CUES, QUESTION_WORDS, RESIDUAL_STOP, name_matcher
+from ..methods.relation_notes import PROFILES, profile
 from ..models.spec import resolve_model
 from ..serve.labview import latest_report
 from ..store.lock import lock_timeout

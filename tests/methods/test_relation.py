@@ -17,7 +17,8 @@ from sidelight.errors import InputError
 from sidelight.index import Index
 from sidelight.lanes.channels import record_success, search_channels
 from sidelight.methods import get_method
-from sidelight.methods.relation import find_cues, relation_rank
+from sidelight.methods.relation import relation_rank
+from sidelight.methods.relation_cues import find_cues
 from sidelight.structures.names import name_tokens
 from sidelight.text import TokenizerConfig
 

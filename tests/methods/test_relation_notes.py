@@ -15,7 +15,8 @@ import pytest
 
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.index import Index
-from sidelight.methods.relation import PROFILES, hub_damping, profile, relation_rank
+from sidelight.methods.relation import relation_rank
+from sidelight.methods.relation_notes import PROFILES, hub_damping, profile
 
 NOTES = [("n0", "Settings", "options of the app"), ("n1", "Alpha Plugin", "helps with tables"),
          ("n2", "Beta Guide", "how to write tables"), ("n3", "Gamma Theme", "a dark look for the app"),
@@ -118,7 +119,7 @@ def test_an_in_link_hit_credits_the_stored_edge_it_came_along(tmp_path):
 
 
 def test_a_dated_note_is_named_by_its_date():
-    from sidelight.methods.relation import name_matcher
+    from sidelight.methods.relation_cues import name_matcher
 
     recs = [Record("r1", "2021-05-08 Templater & Syncthing", "news", {"path": "a.md"}),
             Record("r2", "2021-05-08", "a daily note", {"path": "b.md"}),
@@ -128,3 +129,43 @@ def test_a_dated_note_is_named_by_its_date():
              for m in name_matcher(index).find("which plugin did the 2021-05-08 roundup mention")}
     # the date names the dated roundup (and the daily note titled by the date alone), nothing else
     assert found == {("2021 05 08", frozenset({"r1", "r2"}))}
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("which roundup introduced the Alpha Plugin as a way to sort tables", "alpha plugin"),  # a verb not in list-v1
+    ("which guide recommends Beta Guide for tables", "beta guide"),
+    ("who made the Gamma Theme? which roundup lists it", "gamma theme"),  # pronoun: the name before the question
+    ("Alpha Plugin is featured in which roundup", "alpha plugin"),  # passive
+    ("which theme was designed by Epsilon", "epsilon"),  # agent
+    ("what does the Alpha Plugin note link to", None),  # the name is the verb's subject: an out-link question
+    ("which plugin does Gamma Theme support", None),
+])
+def test_in_link_wording_names_the_note_whose_in_links_are_asked(question, asked):
+    from sidelight.methods.relation_cues import QUESTION_WORDS, RESIDUAL_STOP
+    from sidelight.methods.relation_notes import inward_anchor
+    from sidelight.structures.names import NameMatcher, name_tokens
+
+    matcher = NameMatcher([(t, i) for i, (_, t, _) in enumerate(NOTES)], RESIDUAL_STOP)
+    tokens = name_tokens(question)
+    got = inward_anchor(tokens, matcher.find(question, skip={i for i, t in enumerate(tokens) if t in QUESTION_WORDS}))
+    assert (got.name if got else None) == asked
+
+
+def test_the_hand_list_misses_what_the_lexicon_reads():
+    from sidelight.methods.relation_notes import inward_anchor
+    from sidelight.structures.names import NameMatcher, name_tokens
+
+    q = "which roundup announced the Alpha Plugin"
+    matcher = NameMatcher([("Alpha Plugin", 1)])
+    m = matcher.find(q)
+    assert inward_anchor(name_tokens(q), m, ("list-v1",)) is None
+    assert inward_anchor(name_tokens(q), m, ("verbs",)).name == "alpha plugin"
+
+
+def test_the_inward_parameter_chooses_lexicon_or_hand_list(notes):
+    q = "which roundup announced the Alpha Plugin"  # "announced" is in the lexicon, not in relation-notes-v1's list
+    lexicon = relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue"})
+    hand = relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue", "inward": "list-v1"})
+    assert lexicon.params["backward_from"] == ["n1"] and "backward_from" not in hand.params
+    # Delta Roundup and Gamma Theme link to Alpha Plugin: only the backward spread reaches them
+    assert {"n3", "n4"} <= set(ranked(notes, lexicon)) and not {"n3", "n4"} & set(ranked(notes, hand))
