@@ -176,7 +176,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..serve.retention import RetentionThread
 
     service.retention = RetentionThread(service, retention_of(args)).start()  # bounded state (docs: retention)
-    app = create_app(service, allowed_hosts=hosts, access_token=token, site=args.site)
+    from ..web.served import served_page
+
+    app = create_app(service, allowed_hosts=hosts, access_token=token, site=args.site, page=served_page(service))
     console.print(f"sidelight serve: {len(service.index.corpus)} records on http://{args.host}:{args.port}/  "
                   f"(API: /openapi.json, readiness: /health)")
     if args.site is not None:

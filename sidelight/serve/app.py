@@ -1,4 +1,7 @@
-"""The HTTP API and the lab page (Starlette; run with uvicorn by `sidelight serve INDEX`).
+"""The HTTP API and the page (Starlette; run with uvicorn by `sidelight serve INDEX`).
+
+The page at `/` (and its scripts at `/app/`) is the exported page in served mode, built by the web layer
+(`sidelight.web.served.served_page`) and handed in as a `Page`; without one, `/` is not a route.
 
 Every answer is JSON; every refusal is ``{"error": {"status", "code", "message", ...}}`` with a
 4xx status (501 when the index lacks a lane's data, e.g. no serendipity certificate). Bodies above `MAX_BODY_BYTES` are refused
@@ -20,6 +23,8 @@ import hmac
 import json
 import re
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -37,7 +42,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .engine import Service
 from .openapi import openapi_document
-from .page import PAGE_HTML, TOKEN_PLACEHOLDER
 from .requests import (
     ConnectionsRequest,
     EdgesRequest,
@@ -267,20 +271,30 @@ async def _args(request: Request, model) -> dict:
     return await _body(request)
 
 
+@dataclass(frozen=True)
+class Page:
+    """The page served at `/`: its HTML given the server's page token, and the folder of its built scripts
+    (served at `/app/`; None when they are not built)."""
+
+    html: Callable[[str], str]
+    assets: Path | None = None
+
+
 def create_app(service: Service, allowed_hosts: list[str] | None = None, access_token: str | None = None,
-               page_token: str | None = None, site: Path | None = None) -> Starlette:
+               page_token: str | None = None, site: Path | None = None, page: Page | None = None) -> Starlette:
     """The ASGI app over one `Service`.
 
     `allowed_hosts`: Host header check (DNS rebinding guard; None: no check). `access_token`: required on every
     request (``Authorization: Bearer``). `page_token`: the token every POST must carry (default: random).
     `site`: a folder `sidelight export-web` wrote for this index, served at /site/ (the page then offers
-    feedback through this server).
+    feedback through this server). `page`: the page served at `/` (`sidelight.web.served.served_page`).
     """
     page_token = page_token or secrets.token_urlsafe(32)
-    page_html = PAGE_HTML.replace(TOKEN_PLACEHOLDER, page_token)
 
-    async def page(request: Request) -> Response:
-        return HTMLResponse(page_html, headers={"cache-control": "no-store", "x-frame-options": "DENY"})
+    async def home(request: Request) -> Response:
+        assert page is not None
+        html = await run_in_threadpool(page.html, page_token)
+        return HTMLResponse(html, headers={"cache-control": "no-store", "x-frame-options": "DENY"})
 
     async def token(request: Request) -> Response:
         return _json({"header": PAGE_TOKEN_HEADER, "token": page_token}, headers={"cache-control": "no-store"})
@@ -381,7 +395,6 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
 
     GP = ["GET", "POST"]
     routes: list[BaseRoute] = [
-        Route("/", page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/api/token", token, methods=["GET"]),
@@ -403,6 +416,10 @@ def create_app(service: Service, allowed_hosts: list[str] | None = None, access_
         Route("/lab/report", report_html, methods=["GET"]),
         Route("/api/log", log, methods=["GET"]),
     ]
+    if page is not None:
+        routes.append(Route("/", home, methods=["GET"]))
+        if page.assets is not None:
+            routes.append(Mount("/app", app=StaticFiles(directory=str(page.assets))))
     if site is not None:
         routes.append(Mount("/site", app=StaticFiles(directory=str(site), html=True)))
     middleware = [Middleware(Guard, allowed_hosts=allowed_hosts, access_token=access_token, cookie_login=True)]

@@ -95,7 +95,8 @@ def openapi_document() -> dict:
     schemas["SearchRequest"]["properties"]["params"]["anyOf"] = [refs[(m, "validation")] for m in methods.values()]
     error = {"description": "refused: see error.code", "content": {"application/json": {"schema": refs[(A.Error, "validation")]}}}
     paths: dict[str, dict] = {
-        "/": {"get": {"summary": "The lab page (self-contained HTML)", "responses": {"200": {"description": "HTML"}}}},
+        "/": {"get": {"summary": "The page in served mode: the lab view (HTML; its scripts under /app/; served by "
+                              "`sidelight serve`)", "responses": {"200": {"description": "HTML"}}}},
         "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         "/lab/report": {"get": {"summary": "The latest lab report as HTML",
                                 "responses": {"200": {"description": "HTML"}, "404": error}}},

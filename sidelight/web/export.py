@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -346,10 +348,15 @@ def _pack(arrays: dict[str, np.ndarray]) -> tuple[bytes, dict]:
 
 
 def _page(manifest: dict) -> str:
-    """index.html: the page's frame; the scripts it loads are the data files and the app."""
+    """index.html: the page's frame; the scripts it loads are the data files, the worker and the app."""
+    scripts = "\n".join([*(f'<script src="data/{name}.js"></script>' for name in manifest["data"]),
+                         '<script src="app/worker.js"></script>'])
+    return page_html({**manifest, "files": None}, f"sidelight · {manifest['corpus']}", scripts=scripts)
+
+
+def page_html(manifest: dict, title: str, scripts: str = "", token: str = "", status: str = "loading…") -> str:
+    """The one page's HTML (`page.html`) with its manifest, title, extra scripts and the server's page token."""
     template = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
-    scripts = "\n".join(f'<script src="data/{name}.js"></script>' for name in manifest["data"])
-    return (template.replace("__DATA_SCRIPTS__", scripts)
-            .replace("__MANIFEST__", json.dumps({**manifest, "files": None}, ensure_ascii=False)
-                     .replace("</", "<\\/"))
-            .replace("__TITLE__", f"sidelight · {manifest['corpus']}"))
+    values = {"DATA_SCRIPTS": scripts, "MANIFEST": json.dumps(manifest, ensure_ascii=False).replace("</", "<\\/"),
+              "TITLE": html.escape(title), "TOKEN": html.escape(token), "STATUS": html.escape(status)}
+    return re.sub(r"__(DATA_SCRIPTS|MANIFEST|TITLE|TOKEN|STATUS)__", lambda m: values[m[1]], template)  # one pass

@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 from sidelight.index import Index
 from sidelight.serve.app import MAX_BODY_BYTES, create_app
 from sidelight.serve.engine import Service
+from sidelight.web.served import served_page
 
 from tests.serve.conftest import api_client, hand_index
 
@@ -23,7 +24,7 @@ def service(foldoc_copy):
 
 @pytest.fixture(scope="module")
 def client(service):
-    with api_client(create_app(service)) as c:
+    with api_client(create_app(service, page=served_page(service))) as c:
         yield c
 
 
@@ -59,13 +60,32 @@ def test_openapi_served(client):
         assert ref.split("/")[-1] in doc["components"]["schemas"], ref
 
 
-def test_page_is_self_contained(client):
+def test_the_page_is_the_exported_page_in_served_mode(client, service):
+    """`/` is the one page (`sidelight/web/page.html` + the scripts `make web` builds), started in served mode
+    with every registered lane; it loads nothing from another host."""
+    import json
+    import re
+
+    from sidelight.lanes.registry import lanes
+
     r = client.get("/")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     html = r.text
-    assert "<script" in html and "<style" in html
-    for bad in ('src="http', "src='http", 'href="http', "<link ", "@import", "cdn"):
+    manifest = json.loads(re.search(r"window\.SIDELIGHT_MANIFEST = (.*);\n", html)[1])
+    assert manifest["served"] is True
+    assert (manifest["corpus"], manifest["records"]) == ("foldoc", len(service.index.corpus))
+    assert [x["name"] for x in manifest["lanes"]] == [x.name for x in lanes()] == ["lexical", "dense", "relation"]
+    assert all(x["description"] for x in manifest["lanes"])
+    assert '<script src="app/page.js"></script>' in html and "app/worker.js" not in html  # no in-browser index
+    for bad in ('src="http', "src='http", 'href="http', "@import", "cdn"):
         assert bad not in html.lower(), bad
+    page_js = client.get("/app/page.js")  # the scripts `make web` built, the same the export copies
+    assert page_js.status_code == 200 and "SIDELIGHT_MANIFEST" in page_js.text and "api/channels" in page_js.text
+
+
+def test_without_a_page_there_is_no_route_at_root(service):
+    with TestClient(create_app(service)) as c:
+        assert c.get("/").status_code == 404 and c.get("/app/page.js").status_code == 404
 
 
 # ---- bad requests ---------------------------------------------------------------------------------------

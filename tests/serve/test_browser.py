@@ -1,4 +1,4 @@
-"""The lab page in headless Chromium (Selenium + Debian's chromium/chromium-driver, loopback only).
+"""The page served at `/` (the exported page in served mode: the lab view) in headless Chromium (Selenium + Debian's chromium/chromium-driver, loopback only).
 
 Types a FOLDOC query, sees the lanes, credits a relation hit and sees the credited edge's weight change
 (old -> new, fetched from /api/edges); saves screenshots under tests/artifacts/.
@@ -14,6 +14,7 @@ from sidelight.index import Index
 from sidelight.serve.app import create_app
 from sidelight.serve.engine import Service
 from sidelight.web.parity import browser_available, chromium
+from sidelight.web.served import served_page
 
 from tests.live import live_server
 
@@ -32,7 +33,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 @pytest.fixture(scope="module")
 def server(foldoc_copy):
     service = Service(Index.load(foldoc_copy))
-    with live_server(create_app(service, allowed_hosts=["127.0.0.1", "localhost"])) as url:
+    with live_server(create_app(service, allowed_hosts=["127.0.0.1", "localhost"], page=served_page(service))) as url:
         yield url
     service.close()
 
@@ -45,12 +46,15 @@ def browser():
 
 def test_search_and_credit_a_relation_hit(server, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    wait = WebDriverWait(browser, 20)
+    wait = WebDriverWait(browser, 60)
     browser.get(server + "/")
-    wait.until(EC.text_to_be_present_in_element((By.ID, "health"), "records"))
+    wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "records"))
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys("/")  # keyboard: / focuses the search box
     assert browser.switch_to.active_element.get_attribute("id") == "q"
+    budget = browser.find_element(By.ID, "budget")  # a loaded machine must not cut the relation lane
+    budget.clear()
+    budget.send_keys("60000")
     box = browser.find_element(By.ID, "q")
     box.send_keys("garbage collection", Keys.ENTER)
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '.lane[data-channel="relation"] .hit')))

@@ -17,6 +17,7 @@ from sidelight.cli import main
 from sidelight.index import Index
 from sidelight.serve.app import MAX_JSON_DEPTH, PAGE_TOKEN_HEADER, _Depth, create_app
 from sidelight.serve.engine import Service
+from sidelight.web.served import served_page
 
 from tests.serve.conftest import api_client, hand_index
 
@@ -42,7 +43,7 @@ def saved(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(saved):
-    return create_app(saved)
+    return create_app(saved, page=served_page(saved))
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +165,7 @@ def test_get_writes_no_trace_and_no_log_row(client, saved):
 # ---- item 7: access token, Host check ------------------------------------------------------------------------
 
 def test_access_token_on_every_request(saved):
-    app = create_app(saved, allowed_hosts=["sidelight.lan"], access_token=ACCESS)
+    app = create_app(saved, allowed_hosts=["sidelight.lan"], access_token=ACCESS, page=served_page(saved))
     with TestClient(app, base_url="http://sidelight.lan") as c:
         for path in ("/", "/health", "/api/token", "/openapi.json"):
             r = c.get(path)
