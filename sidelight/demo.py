@@ -100,7 +100,7 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     db = SerDB.for_index(index)
     for q in queries.values():
         floor = get_floor(index, q)
-        if not ends & set(floor.positions):
+        if not ends & {index.corpus.position[h.id] for h in floor}:
             continue
         res = connections(ser, q, dial=28, session_id="demo", db=db, floor=floor)
         if res["seating"]["filled"]:

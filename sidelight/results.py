@@ -108,15 +108,17 @@ class Results(Sequence[Hit]):
 
     def __init__(self, hits: Sequence[Hit], query: str = "", method: str = "",
                  coverage: tuple[int, int] | None = None, trace_id: str | None = None,
-                 params: Mapping[str, Any] | None = None) -> None:
+                 params: Mapping[str, Any] | None = None, cut: bool = False) -> None:
         """`method`: the method or lane that answered; a lane's answer also has the `trace_id` it
-        stored (feedback credits a hit through it) and the `params` it ran with."""
+        stored (feedback credits a hit through it) and the `params` it ran with. `cut`: a deadline
+        left part of the work undone (the floor's unscored candidates), so the answer is partial."""
         self.hits = tuple(hits)
         self.query = query
         self.method = method
         self.coverage = coverage  # a sharded index's (shards that answered, shards); None: not sharded
         self.trace_id = trace_id
         self.params = dict(params or {})
+        self.cut = cut
 
     @property
     def channel(self) -> str:
@@ -125,12 +127,13 @@ class Results(Sequence[Hit]):
 
     def with_hits(self, hits: Sequence[Hit]) -> "Results":
         """The same answer with other hits (e.g. the same hits with their passages)."""
-        return Results(hits, self.query, self.method, self.coverage, self.trace_id, self.params)
+        return Results(hits, self.query, self.method, self.coverage, self.trace_id, self.params, self.cut)
 
     @property
     def partial(self) -> bool:
-        """True when some shard failed or missed the time budget: the hits cover only part of the index."""
-        return self.coverage is not None and self.coverage[0] < self.coverage[1]
+        """True when some shard failed or missed the time budget (the hits cover only part of the index), or
+        a deadline cut the work short (`cut`)."""
+        return self.cut or (self.coverage is not None and self.coverage[0] < self.coverage[1])
 
     def __len__(self) -> int:
         return len(self.hits)

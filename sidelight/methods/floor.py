@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import InputError, NonFiniteScoreError
 from ..structures.lexical import accumulate_scores
-from ..results import Hit
+from ..results import Results
 from ..structures.ranking import Ranking, check_finite
 from .dense import require_dense
 from .query_vectors import embed_twice
@@ -95,7 +95,8 @@ class StageOne:
 @dataclass
 class Floor:
     query: str
-    hits: list[Hit]  # the floor: the first n of `order`; evidence: scored, stage_one, source (see below)
+    hits: Results  # the floor: the first n of `order` as `Hit`s (method 'floor'; cut when partial); evidence:
+    # scored, stage_one, source (see build_floor)
     partial: bool
     n_candidates: int
     n_scored: int
@@ -129,8 +130,8 @@ class Floor:
                 "deadline_ms": self.deadline_ms, "skipped": self.skipped, "rare_terms": self.rare_terms,
                 "n_cosine": self.n_cosine, "n_lexical": self.n_lexical,
                 "scores": [float(s) for s in self.scores],
-                "hits": [{"id": h.id, "rank": h.rank, "title": h.title, "score": h.score if h["scored"] else None,
-                          "stage_one": h["stage_one"], "source": h["source"]} for h in self.hits]}
+                # `Hit.to_dict`, except that an unscored hit (the deadline left it) shows no score
+                "hits": [{**h.to_dict(), "score": h.score if h["scored"] else None} for h in self.hits]}
 
 
 # ---- stage one ------------------------------------------------------------------------------------
@@ -252,7 +253,7 @@ def build_floor(index: "SearchContext", query: str, pool: int = DEFAULT_POOL, n:
     evidence = [{"scored": i < done, "stage_one": float(stage.stage_one[p]),  # max cosine of the two query embeddings
                  "source": "lexical" if p in lexical else "cosine"}  # lexical: added by the rare-term channel
                 for i, p in enumerate(top.tolist())]
-    hits = index.hits(Ranking(top, order_scores[: int(n)]), evidence)
+    hits = Results(index.hits(Ranking(top, order_scores[: int(n)]), evidence), query, "floor", cut=partial)
     t3 = time.perf_counter()
     return Floor(query=query, hits=hits, partial=partial, n_candidates=int(len(cand)), n_scored=int(done),
                  scores=scores, scored_positions=scored, scorer=sc.name, elapsed_ms=(t3 - t0) * 1e3,

@@ -5,6 +5,11 @@ vectors, else the stand-in: BM25 top-n), seats certified connections by the dial
 passages into the floor passages unlabeled (seeded shuffle) and stores a trace in
 ``INDEX/state.sqlite`` (table ``ser_traces``) holding which passages were seated and the panel.
 
+Its answers are `Results` of `Hit`s like every lane's: the floor (`get_floor`), the blind mix (its
+`passages`: each hit's evidence holds the passage `text`; every score is 0, so nothing tells a seat
+from a floor entry) and the seats (the reveal's `seated`: each hit's evidence holds how it was
+seated: position, chunk, marker, label, floor_end, pair, signature; seats are drawn, not scored).
+
 `reveal(trace_id, answer_sha256)` returns that panel only after the caller has submitted the
 SHA-256 (64 hex characters) of its answer; the hash is stored with the trace. Before, or with a
 malformed hash, it raises `RevealRefused`. A second reveal with a different hash is refused too
@@ -16,12 +21,13 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import InputError
 from ..methods.floor import DEFAULT_N, DEFAULT_POOL, build_floor
+from ..results import Hit, Results
 from .db import SerDB, now
 from .seating import DEFAULT_DIAL, MAX_DIAL, CertificateRefused, pair_panel, rng_for, select_seats
 from .store import Serendipity
@@ -43,22 +49,17 @@ class RevealRefused(InputError):
     """The panel was asked for before the answer's SHA-256 was submitted."""
 
 
-@dataclass
-class FloorResult:
-    positions: list[int]
-    source: str  # "floor (SCORER)" or "stand-in: bm25 top-n (...)"
-    partial: bool
+STAND_IN = "stand-in: bm25 top-n (index has no dense vectors)"
 
 
 def get_floor(index, query: str, n: int = DEFAULT_N, pool: int = DEFAULT_POOL,
-              deadline_s: float | None = None) -> FloorResult:
-    """The floor, or the documented stand-in when `build_floor` cannot run on this index."""
+              deadline_s: float | None = None) -> Results:
+    """The floor, or the documented stand-in when `build_floor` cannot run on this index; its `method`
+    names which ("floor (SCORER)" or `STAND_IN`), `partial` says whether a deadline cut it."""
     if index.dense is not None:
         fl = build_floor(index, query, pool=pool, n=n, deadline_s=deadline_s)
-        return FloorResult([index.corpus.position[h.id] for h in fl.hits], f"floor ({fl.scorer})", bool(fl.partial))
-    hits = index.search(query, "bm25", n)
-    return FloorResult([index.corpus.position[h.id] for h in hits], "stand-in: bm25 top-n (index has no dense vectors)",
-                       False)
+        return Results(fl.hits, query, f"floor ({fl.scorer})", cut=bool(fl.partial))
+    return Results(index.search(query, "bm25", n), query, STAND_IN)
 
 
 def best_chunk(ser: Serendipity, record: int, qvec: np.ndarray | None = None, marker: int | None = None) -> int:
@@ -77,7 +78,7 @@ def best_chunk(ser: Serendipity, record: int, qvec: np.ndarray | None = None, ma
 
 def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_id: str = "default",
                 seed: int = CONNECTIONS_SEED, n: int = DEFAULT_N, pool: int = DEFAULT_POOL, min_floor_support: int = 2,
-                db: SerDB | None = None, floor: FloorResult | None = None, bearing: int | None = BEARING) -> dict:
+                db: SerDB | None = None, floor: Results | None = None, bearing: int | None = BEARING) -> dict:
     """Floor + blind-mixed seated passages; returns the mixed list and the trace id (panel withheld).
     The query/floor profile: markers active in the query's code, plus those active in the passages of
     the first `bearing` floor entries (`BEARING`); ``bearing=None``: those active in at least
@@ -97,12 +98,13 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
     db = db or SerDB.for_index(ser.index)
     index = ser.index
     records, ids = index.corpus.records, index.corpus.ids
-    floor = floor or get_floor(index, query, n, pool)
+    floor = floor if floor is not None else get_floor(index, query, n, pool)
+    positions = [index.corpus.position[h.id] for h in floor]
     qvec = ser.embedder().encode([query], kind="query")[0]
     qm = ser.query_markers(query, qvec)
     support: dict[int, int] = {}
     floor_chunks = {}
-    for p in floor.positions:
+    for p in positions:
         c = best_chunk(ser, p, qvec)
         floor_chunks[p] = c
         if c >= 0:
@@ -113,35 +115,34 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
         profile = qm | {f for f, k in support.items() if k >= min_floor_support}
     else:
         profile = set(qm)
-        for p in floor.positions[:max(int(bearing), 0)]:
+        for p in positions[:max(int(bearing), 0)]:
             if floor_chunks[p] >= 0:
                 row = ser.require_codes()[floor_chunks[p]]
                 profile |= {int(f) for f in row.indices[row.data > 0]}
-    seating = select_seats(cert.pairs, set(floor.positions), profile, dial, db.usage(session_id),
+    seating = select_seats(cert.pairs, set(positions), profile, dial, db.usage(session_id),
                            rng_for(seed, query, "seats"), db.ruled_markers(), db.ruled_pairs(), ids)
     graph_applied = cert.summary.get("graph", "").startswith("applied")
     seated = []
-    for seat in seating.seats:
+    for rank, seat in enumerate(seating.seats, 1):
         c = best_chunk(ser, seat.seated_pos, marker=seat.marker)
-        seated.append({"id": ids[seat.seated_pos], "position": seat.seated_pos, "chunk": c, "marker": seat.marker,
-                       "label": ser.label(seat.marker), "floor_end": ids[seat.floor_pos], "pair": seat.pair,
-                       "signature": list(seat.signature)})
-    items = [{"id": ids[p], "title": records[p].title, "text": _chunk_text(ser, floor_chunks[p], p)}
-             for p in floor.positions]
-    items += [{"id": s["id"], "title": records[s["position"]].title, "text": _chunk_text(ser, s["chunk"], s["position"])}
-              for s in seated]
+        seated.append(Hit(ids[seat.seated_pos], rank, 0.0, records[seat.seated_pos].title, {
+            "position": seat.seated_pos, "chunk": c, "marker": seat.marker, "label": ser.label(seat.marker),
+            "floor_end": ids[seat.floor_pos], "pair": seat.pair, "signature": list(seat.signature)}))
+    items = [Hit(ids[p], 0, 0.0, records[p].title, {"text": _chunk_text(ser, floor_chunks[p], p)}) for p in positions]
+    items += [Hit(s.id, 0, 0.0, s.title, {"text": _chunk_text(ser, s["chunk"], s["position"])}) for s in seated]
     order = rng_for(seed, query, "mix").permutation(len(items))
-    mixed = [items[i] for i in order]
+    trace_id = uuid.uuid4().hex
+    mixed = Results([replace(items[i], rank=r) for r, i in enumerate(order, 1)], query, "connections",
+                    trace_id=trace_id, params={"dial": int(dial), "seed": int(seed)}, cut=floor.partial)
     panel = seating.header() + "".join(
         "\n\n" + pair_panel(cert.pairs, s["pair"], ids, s["label"], graph_applied) for s in seated)
-    trace_id = uuid.uuid4().hex
     db.write("INSERT INTO ser_traces (trace_id, created_at, query, session_id, dial, seed, certificate_id, mixed, "
              "seated, panel) VALUES (?,?,?,?,?,?,?,?,?,?)",
              (trace_id, now(), query, session_id, int(dial), int(seed), ser.meta["certificate"]["id"],
-              json.dumps([m["id"] for m in mixed]), json.dumps(seated), panel))
+              json.dumps(mixed.ids), json.dumps([s.to_dict() for s in seated]), panel))
     db.add_usage(session_id, [s.marker for s in seating.seats])
     return {"trace_id": trace_id, "query": query, "dial": int(dial), "session": session_id, "seed": int(seed),
-            "floor_source": floor.source, "partial": floor.partial, "passages": mixed,
+            "floor_source": floor.method, "partial": mixed.partial, "passages": mixed.to_dicts(),
             "seating": {"offered": int(dial), "filled": len(seated), "shortfall": seating.shortfall}}
 
 

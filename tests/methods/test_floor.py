@@ -192,6 +192,8 @@ def test_expired_deadline_scores_nothing_and_keeps_stage_one_order(index):
     assert fl.partial and fl.n_scored == 0 and s.batches == [] and len(fl.scores) == 0
     assert fl.order.tolist() == _stage_one_order(index, fl.order)
     assert not any(h["scored"] for h in fl.hits) and all(h["score"] is None for h in fl.to_json()["hits"])
+    assert fl.hits.partial and fl.hits.method == "floor"  # a `Results`, cut by the deadline
+    assert all({"id", "rank", "title", "score", "stage_one", "source"} <= set(h) for h in fl.to_json()["hits"])
 
 
 def test_non_finite_second_stage_fails_closed(index):

@@ -127,6 +127,17 @@ def test_connections_reveal_and_verdicts(index):
     assert {s["id"] for s in shown["seated"]} <= set(ids)
     print(shown["panel"])
     assert any(s["marker"] == PLANTED_MARKER and s["id"] == "r57" for s in shown["seated"])
+    # one hit shape (issue 42): the blind mix and the seats are `Hit.to_dict`s; the mix ranks 1..n with one
+    # score for all (so a seat cannot be told apart), a seat's evidence says how it was seated
+    keys = ["id", "rank", "score", "title"]
+    assert all(list(p)[:4] == keys and set(p) == {*keys, "text"} for p in res["passages"])
+    assert [p["rank"] for p in res["passages"]] == list(range(1, len(ids) + 1))
+    assert {p["score"] for p in res["passages"]} == {0.0}
+    titles = {r.id: r.title for r in index.corpus.records}
+    for rank, seat in enumerate(shown["seated"], 1):
+        assert list(seat)[:4] == keys and (seat["rank"], seat["title"]) == (rank, titles[seat["id"]])
+        assert {"position", "chunk", "marker", "label", "floor_end", "pair", "signature"} <= set(seat)
+        assert index.corpus.ids[seat["position"]] == seat["id"] and seat["floor_end"] not in {seat["id"]}
     assert f"(f{PLANTED_MARKER})" in shown["panel"] and "r03  <->  r57" in shown["panel"]
     assert reveal(db, res["trace_id"], h)["answer_sha256"] == h
     with pytest.raises(RevealRefused):
@@ -171,12 +182,13 @@ def test_seats_bear_on_the_question(index):
     ser = _planted_ser(index)
     q = "topic0 item1 record 3"
     floor = get_floor(index, q)
+    positions = [index.corpus.position[h.id] for h in floor]
     qvec = ser.embedder().encode([q], kind="query")[0]
     qm = ser.query_markers(q, qvec)
-    first = ser.codes[best_chunk(ser, floor.positions[0], qvec)]
+    first = ser.codes[best_chunk(ser, positions[0], qvec)]
     allowed = qm | {int(f) for f in first.indices[first.data > 0]}
     filled = []
-    for m in (0, 1, len(floor.positions)):
+    for m in (0, 1, len(positions)):
         db = SerDB(index.path / f"bearing-{m}.sqlite")
         res = connections(ser, q, dial=MAX_DIAL, session_id="b", seed=5, db=db, bearing=m)
         seated = reveal(db, res["trace_id"], "0" * 64)["seated"]
