@@ -36,7 +36,7 @@ def main() -> int:
     from sidelight.demo import cached_index
     from sidelight.serendipity.db import SerDB
     from sidelight.serendipity.guards import GUARDS
-    from sidelight.serendipity.reveal import BEARING, connections, get_floor, reveal
+    from sidelight.serendipity.reveal import BEARING, connections, get_floor, positions_of, reveal
     from sidelight.serendipity.store import Serendipity
 
     index = cached_index(load_beir_corpus(dataset_path("scifact")), "minilm", dense="minilm")
@@ -65,10 +65,10 @@ def main() -> int:
             qvec = ser.embedder().encode([q], kind="query")[0]
             from sidelight.serendipity.reveal import best_chunk
             prof = set(ser.query_markers(q, qvec))
-            for pos in floor.positions[:BEARING]:
+            for pos in positions_of(index, floor)[:BEARING]:
                 row = ser.codes[best_chunk(ser, pos, qvec)]
                 prof |= {int(f) for f in row.indices[row.data > 0]}
-            fl = np.asarray(floor.positions)
+            fl = np.asarray(positions_of(index, floor))
             ra, rb, rm = (np.asarray(ruled[k], np.int64) for k in ("a", "b", "marker"))
             one = np.isin(ra, fl) ^ np.isin(rb, fl)
             el = one & np.isin(rm, list(prof))

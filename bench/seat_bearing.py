@@ -36,7 +36,7 @@ def main() -> int:
     from sidelight.corpus.beir import beir_split, load_beir_corpus, load_qrels
     from sidelight.demo import cached_index
     from sidelight.lab.fit_learned import split_train
-    from sidelight.serendipity.reveal import best_chunk, get_floor
+    from sidelight.serendipity.reveal import best_chunk, get_floor, positions_of
     from sidelight.serendipity.store import Serendipity
 
     folder = dataset_path("scifact")
@@ -58,17 +58,17 @@ def main() -> int:
     prec = np.zeros((len(dev), args.max_m))
     eligible = np.zeros((len(dev), args.max_m + 1))
     for qi, q in enumerate(dev):
-        floor = get_floor(index, train[q])
-        rel = [1.0 if qrels[q].get(ids[p], 0) > 0 else 0.0 for p in floor.positions]
+        floor = positions_of(index, get_floor(index, train[q]))
+        rel = [1.0 if qrels[q].get(ids[p], 0) > 0 else 0.0 for p in floor]
         prec[qi] = [np.mean(rel[:m]) for m in range(1, args.max_m + 1)]
         if ser is None:
             continue
         qvec = ser.embedder().encode([train[q]], kind="query")[0]
         prof = set(ser.query_markers(train[q], qvec))
-        on = np.isin(ends, floor.positions) & ~np.isin(other, floor.positions)
+        on = np.isin(ends, floor) & ~np.isin(other, floor)
         for m in range(args.max_m + 1):
             if m:
-                c = best_chunk(ser, floor.positions[m - 1], qvec)
+                c = best_chunk(ser, floor[m - 1], qvec)
                 row = ser.codes[c]
                 prof |= {int(f) for f in row.indices[row.data > 0]}
             eligible[qi, m] = len(set(mk[on & np.isin(mk, list(prof))].tolist())) if prof else 0

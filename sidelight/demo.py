@@ -78,7 +78,7 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     import hashlib
 
     from .serendipity.db import SerDB
-    from .serendipity.reveal import connections, get_floor, reveal
+    from .serendipity.reveal import connections, get_floor, positions_of, reveal
     from .serendipity.store import Serendipity
     from .store.lock import writer_lock
 
@@ -100,7 +100,7 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     db = SerDB.for_index(index)
     for q in queries.values():
         floor = get_floor(index, q)
-        if not ends & {index.corpus.position[h.id] for h in floor}:
+        if not ends & set(positions_of(index, floor)):
             continue
         res = connections(ser, q, dial=28, session_id="demo", db=db, floor=floor)
         if res["seating"]["filled"]:

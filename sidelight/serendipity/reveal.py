@@ -62,6 +62,11 @@ def get_floor(index, query: str, n: int = DEFAULT_N, pool: int = DEFAULT_POOL,
     return Results(index.search(query, "bm25", n), query, STAND_IN)
 
 
+def positions_of(index, floor: Results) -> list[int]:
+    """The record positions of the floor's hits, in floor order."""
+    return [index.corpus.position[h.id] for h in floor]
+
+
 def best_chunk(ser: Serendipity, record: int, qvec: np.ndarray | None = None, marker: int | None = None) -> int:
     """The record's chunk closest to the query, or the one where `marker` is strongest."""
     offs = ser.chunk_offsets()
@@ -99,7 +104,7 @@ def connections(ser: Serendipity, query: str, dial: int = DEFAULT_DIAL, session_
     index = ser.index
     records, ids = index.corpus.records, index.corpus.ids
     floor = floor if floor is not None else get_floor(index, query, n, pool)
-    positions = [index.corpus.position[h.id] for h in floor]
+    positions = positions_of(index, floor)
     qvec = ser.embedder().encode([query], kind="query")[0]
     qm = ser.query_markers(query, qvec)
     support: dict[int, int] = {}

@@ -177,12 +177,12 @@ def test_verdict_spellings_petunia_and_whale_from_the_seed_document():
 def test_seats_bear_on_the_question(index):
     """With bearing=m a seat's marker is active in the query's code or in the passage (chunk nearest the
     query) of one of the first m floor entries; m=0 leaves the query's own markers; more m, more eligible."""
-    from sidelight.serendipity.reveal import best_chunk, get_floor
+    from sidelight.serendipity.reveal import best_chunk, get_floor, positions_of
 
     ser = _planted_ser(index)
     q = "topic0 item1 record 3"
     floor = get_floor(index, q)
-    positions = [index.corpus.position[h.id] for h in floor]
+    positions = positions_of(index, floor)
     qvec = ser.embedder().encode([q], kind="query")[0]
     qm = ser.query_markers(q, qvec)
     first = ser.codes[best_chunk(ser, positions[0], qvec)]
