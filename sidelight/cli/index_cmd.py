@@ -117,9 +117,9 @@ def run_index(args: argparse.Namespace) -> int:
         raise InputError("--ann needs --dense MODEL_SPEC (the graph is built over the dense vectors)")
     if args.passages and not args.dense:
         raise InputError("--passages needs --dense MODEL_SPEC (windows are encoded by the embedding model)")
-    if args.passages and (args.shards is not None or args.ray):
-        raise InputError("--passages is not available with --shards or --ray yet: index without them, "
-                         "or leave out --passages")
+    if args.passages and args.ray:
+        raise InputError("--passages is not available with --ray yet (Ray encodes one vector per record): "
+                         "index without --ray, or leave out --passages")
     for flag, value in (("--min-length", args.min_length), ("--title-weight", args.title_weight),
                         ("--threads", args.threads), ("--batch-size", args.batch_size)):
         least = 0 if flag == "--title-weight" else 1
