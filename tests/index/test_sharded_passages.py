@@ -4,7 +4,8 @@ long enough to become several windows), indexed in one piece and sharded 2 and 3
 The oracle is the index in one piece of the same folder, built from the same vectors: every
 method the sharded index says it supports must give the same ids, ranks and scores (1e-9), and
 every hit the same best passage (section, snippet, marks, file and lines). A method it cannot
-run is refused with one line.
+run is refused with one line. With the Ray extra, shards counted and written by Ray tasks and
+served by Ray actors (a local Ray instance) answer the same.
 """
 
 from __future__ import annotations
@@ -64,13 +65,19 @@ def vault(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def built(vault, tmp_path_factory):
-    """(the index in one piece, {shards: the sharded index}) of the vault, from the same vectors."""
+def encoded(vault):
+    """The vault's records and their vectors with section windows (MiniLM), encoded once."""
     corpus = load_folder(vault)
     passages = section_passages(corpus)
     texts, titles, units = dense_texts(corpus, corpus.records, passages)
-    dense = DenseStore.build(texts, "minilm", threads=2, progress=False, passages=passages, titles=titles,
-                             units=units)
+    return corpus, DenseStore.build(texts, "minilm", threads=2, progress=False, passages=passages, titles=titles,
+                                    units=units)
+
+
+@pytest.fixture(scope="module")
+def built(encoded, tmp_path_factory):
+    """(the index in one piece, {shards: the sharded index}) of the vault, from the same vectors."""
+    corpus, dense = encoded
     out = tmp_path_factory.mktemp("idx")
     one = Index.write(corpus, out / "one", dense=dense, progress=False)
     sharded = {n: ShardedIndex.write_sharded(corpus, out / f"s{n}", n, dense=dense, progress=False) for n in (2, 3)}
@@ -199,3 +206,35 @@ def test_the_cli_writes_a_sharded_index_with_passages(vault, tmp_path, capsys):
     assert main(["search", str(tmp_path / "idx"), "pinch zoom", "--json"]) == 0
     hit = json.loads(capsys.readouterr().out)["hits"][0]
     assert hit["id"] == "settings.md" and hit["passage"]["section"] == "Settings > Appearance > Font size"
+
+
+def test_on_ray_a_build_and_its_actors_answer_as_in_this_process(encoded, built, tmp_path):
+    """Shards counted and written by Ray tasks, then served by Ray actors: the same windows in each
+    shard as the in-process build, and the same hits and passages as the index in one piece."""
+    ray = pytest.importorskip("ray", reason="the Ray extra is not installed: pip install 'sidelight[ray]'")
+    from sidelight.index.ray_shards import connect, ray_builders, serve_on_ray
+
+    one, sharded = built
+    corpus, dense = encoded
+    connect("local", num_cpus=2)
+    try:
+        on_ray = ShardedIndex.write_sharded(corpus, tmp_path / "ray", 3, dense=dense, progress=False,
+                                            builders=ray_builders)
+        for s in range(3):
+            a, b = Index.load(tmp_path / "ray" / "shards" / str(s)), Index.load(sharded[3].path / "shards" / str(s))
+            assert a.corpus.ids == b.corpus.ids
+            for name in ("windows", "window_owner", "window_section"):
+                assert np.array_equal(np.asarray(getattr(a.dense, name)), np.asarray(getattr(b.dense, name)))
+        actors = serve_on_ray(on_ray, address="local")
+        try:
+            for method in ("dense", "hybrid-linear", "bm25-sections", "hybrid-sections"):
+                for q in QUERIES:
+                    x, y = one.search(q, method, 5), on_ray.search(q, method, 5)
+                    same(x, y)
+                    assert y.coverage == (3, 3)
+                    assert [h.passage for h in results_with_passages(one, x)] == \
+                        [h.passage for h in results_with_passages(on_ray, y)]
+        finally:
+            actors.close()
+    finally:
+        ray.shutdown()
