@@ -210,9 +210,10 @@ def test_the_cli_writes_a_sharded_index_with_passages(vault, tmp_path, capsys):
 
 def test_on_ray_a_build_and_its_actors_answer_as_in_this_process(encoded, built, tmp_path):
     """Shards counted and written by Ray tasks, then served by Ray actors: the same windows in each
-    shard as the in-process build, and the same hits and passages as the index in one piece."""
+    shard as the in-process build, and the same hits and passages as the index in one piece; vectors
+    and section windows encoded by Ray Data: those encoded in this process."""
     ray = pytest.importorskip("ray", reason="the Ray extra is not installed: pip install 'sidelight[ray]'")
-    from sidelight.index.ray_shards import connect, ray_builders, serve_on_ray
+    from sidelight.index.ray_shards import connect, ray_builders, ray_encode, serve_on_ray
 
     one, sharded = built
     corpus, dense = encoded
@@ -236,5 +237,23 @@ def test_on_ray_a_build_and_its_actors_answer_as_in_this_process(encoded, built,
                         [h.passage for h in results_with_passages(on_ray, y)]
         finally:
             actors.close()
+        # the vectors and section windows encoded by Ray Data: the in-process encoding's windows (owners and
+        # sections equal, vectors within the float error of other batches), and the same hits
+        passages = section_passages(corpus)
+        texts, titles, units = dense_texts(corpus, corpus.records, passages)
+        remote = ray_encode(texts, "minilm", workers=2, batch_size=4, passages=passages, titles=titles, units=units)
+        assert np.array_equal(remote.window_owner, dense.window_owner)
+        assert np.array_equal(remote.window_section, dense.window_section)
+        assert np.sum(remote.windows * dense.windows, axis=1).min() > 0.99999
+        assert np.sum(remote.vectors * dense.vectors, axis=1).min() > 0.99999
+        plain = ray_encode(texts, "minilm", workers=1, batch_size=4)  # without passages: one vector per record
+        assert plain.passages is None and plain.window_count == 0
+        assert np.sum(plain.vectors * dense.vectors, axis=1).min() > 0.99999
+        encoded_on_ray = ShardedIndex.write_sharded(corpus, tmp_path / "encoded", 2, dense=remote, progress=False)
+        for q in QUERIES:
+            x, y = one.search(q, "hybrid-linear", 5), encoded_on_ray.search(q, "hybrid-linear", 5)
+            assert x.ids == y.ids
+            assert [h.passage.section for h in results_with_passages(one, x)] == \
+                [h.passage.section for h in results_with_passages(encoded_on_ray, y)]
     finally:
         ray.shutdown()
