@@ -78,8 +78,8 @@ class ShardedDense(DenseStore):
 
 
 def dense_part(dense: DenseStore, rows: np.ndarray) -> DenseStore:
-    """The vectors of the records at positions `rows` (ascending) and, with passages, their windows
-    (owners renumbered to the part's positions, sections kept)."""
+    """The vectors of the records at positions `rows` (in the part's order) and, with passages,
+    their windows (owners renumbered to the part's positions, each record's in their order, sections kept)."""
     part = DenseStore(np.ascontiguousarray(np.asarray(dense.vectors)[rows]), dense.identity, dense.spec, 0,
                       dense.threads)
     if dense.passages is None or dense.window_owner is None or dense.windows is None:
@@ -87,9 +87,10 @@ def dense_part(dense: DenseStore, rows: np.ndarray) -> DenseStore:
     local = np.full(len(dense.vectors), -1, dtype=np.int64)
     local[rows] = np.arange(len(rows))
     owner = local[np.asarray(dense.window_owner)]
-    keep = owner >= 0
-    section = None if dense.window_section is None else np.asarray(dense.window_section)[keep]
-    part.set_windows(dense.passages, owner[keep], np.ascontiguousarray(np.asarray(dense.windows)[keep]), section)
+    kept = np.flatnonzero(owner >= 0)
+    kept = kept[np.argsort(owner[kept], kind="stable")]  # by the part's positions, each record's windows in order
+    section = None if dense.window_section is None else np.asarray(dense.window_section)[kept]
+    part.set_windows(dense.passages, owner[kept], np.ascontiguousarray(np.asarray(dense.windows)[kept]), section)
     return part
 
 

@@ -42,7 +42,7 @@ from ..capabilities import Capability
 from ..progress import progress_bar
 from ..store.column import StringColumn
 from ..store.lock import writer_lock
-from ..structures.dense import DenseStore
+from ..structures.dense import DenseStore, Passages
 from ..structures.lexical import BM25Params, LexicalIndex, write_vocab
 from ..structures.ranking import Ranking, select_top
 from ..text import Tokenizer, TokenizerConfig
@@ -229,11 +229,21 @@ class ShardedIndex(Index):
         self._pending.append(("delete", list(ids)))
         self._refresh()
 
+    def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
+                  passages: Passages | None = None) -> None:
+        """Encode every record here, as an index in one piece does (section windows by default for a
+        folder's documents); `save` gives each shard the vectors and windows of its own records."""
+        super().add_dense(spec, batch_size, threads, progress, passages)
+        self._pending.append(("dense", []))
+
     def save(self, path: Path, force: bool = False) -> Path:
-        """Write the pending adds and deletes: each routed to its shard, every shard rescoped."""
+        """Write the pending adds, deletes and vectors: each routed to its shard, every shard rescoped."""
         path = Path(path)
         if self.path is None or path.resolve() != self.path.resolve():
             raise InputError("a sharded index is saved only in place (build a new one with `sidelight index --shards`)")
+        encoded = self.dense if any(op == "dense" for op, _ in self._pending) else None
+        if encoded is not None and len(encoded.vectors) != len(self.corpus):
+            raise InputError("records were added after the vectors were encoded: encode them again (`sidelight dense`)")
         n = len(self.manifest["shards"]["generations"])
         with writer_lock(path):
             _recover(path)
@@ -246,13 +256,16 @@ class ShardedIndex(Index):
                         mine = [r for r, a in zip(arg, shard_of([r.id for r in arg], n)) if a == s]
                         if mine:
                             index.add(mine)
-                    else:
+                    elif op == "delete":
                         mine = [i for i in arg if i in index.corpus.position]
                         if mine:
                             index.delete(mine)
+                if encoded is not None:
+                    rows = np.asarray([self.corpus.position[i] for i in index.corpus.ids], dtype=np.int64)
+                    index.dense = dense_part(encoded, rows)
                 builders.append(ShardBuilder.of_index(index))
             meta = {k: self.manifest["lexical"][k] for k in ("tokenizer", "bm25")}
-            dense = self.manifest.get("dense")
+            dense = dense_meta(encoded) if encoded is not None else self.manifest.get("dense")
             if dense is not None and "passages" in dense:  # adds and deletes change how many windows there are
                 windows = sum(b.dense.window_count for b in builders if b.dense is not None)
                 dense = {**dense, "passages": {**dense["passages"], "windows": windows}}

@@ -199,6 +199,25 @@ def test_add_and_delete_keep_passages_equal_to_the_index_in_one_piece(built, tmp
             assert [h.passage for h in results_with_passages(a, x)] == [h.passage for h in results_with_passages(b, y)]
 
 
+def test_vectors_added_to_a_sharded_index_go_to_its_shards_with_their_windows(encoded, built, tmp_path, capsys):
+    """`sidelight dense IDX` on a sharded index without vectors: every shard gets its records' vectors
+    and section windows, and the index answers as the index in one piece built with them."""
+    corpus, _ = encoded
+    one, _ = built
+    path = tmp_path / "s3"
+    ShardedIndex.write_sharded(corpus, path, 3, progress=False)
+    assert main(["dense", str(path), "--model", "minilm", "-q"]) == 0
+    assert "section windows" in capsys.readouterr().out
+    sh = Index.load(path)
+    assert isinstance(sh, ShardedIndex) and Capability.PASSAGES in sh.capabilities()
+    assert sh.dense.window_count == one.dense.window_count
+    for q in QUERIES:
+        for method in ("dense", "hybrid-linear", "hybrid-sections"):
+            x, y = one.search(q, method, 5), sh.search(q, method, 5)
+            same(x, y)
+            assert [h.passage for h in results_with_passages(one, x)] == [h.passage for h in results_with_passages(sh, y)]
+
+
 def test_the_cli_writes_a_sharded_index_with_passages(vault, tmp_path, capsys):
     assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "--dense", "minilm", "--shards", "2", "-q"]) == 0
     out = capsys.readouterr().out
