@@ -78,12 +78,8 @@ def run_dense(args: argparse.Namespace) -> int:
     for flag, value in (("--threads", args.threads), ("--batch-size", args.batch_size)):
         if value < 1:
             raise InputError(f"{flag} must be >= 1, got {value}")
-    from ..index.sharded import ShardedIndex
-
     passages = passages_of(args)
     with Index.edit(args.index) as index:
-        if passages is not None and isinstance(index, ShardedIndex):
-            raise InputError("--passages is not available for a sharded index yet")
         index.add_dense(args.model, args.batch_size, args.threads, progress=not args.quiet, passages=passages)
     print(f"{dense_summary(index.dense, len(index.corpus))} -> {args.index}")
     return 0

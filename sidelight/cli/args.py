@@ -142,9 +142,9 @@ def dense_summary(dense, n_records: int) -> str:
     line = (f"dense: {dense.identity['name']} dim {dense.identity['dim']}, {dense.truncated_docs} of {n_records} "
             f"records truncated at {dense.identity['max_length']} tokens")
     if dense.passages is not None and dense.passages.sections:
-        line += (f"; {len(dense.window_owner)} section windows (stride {dense.passages.stride}): every word "
+        line += (f"; {dense.window_count} section windows (stride {dense.passages.stride}): every word "
                  f"is in a window, a record scores by its best")
     elif dense.passages is not None:
-        line += (f"; {len(dense.window_owner)} further windows (stride {dense.passages.stride}"
+        line += (f"; {dense.window_count} further windows (stride {dense.passages.stride}"
                  f"{', after the title' if dense.passages.title else ''}), scored by their best window")
     return line

@@ -117,9 +117,6 @@ def run_index(args: argparse.Namespace) -> int:
         raise InputError("--ann needs --dense MODEL_SPEC (the graph is built over the dense vectors)")
     if args.passages and not args.dense:
         raise InputError("--passages needs --dense MODEL_SPEC (windows are encoded by the embedding model)")
-    if args.passages and (args.shards is not None or args.ray):
-        raise InputError("--passages is not available with --shards or --ray yet: index without them, "
-                         "or leave out --passages")
     for flag, value in (("--min-length", args.min_length), ("--title-weight", args.title_weight),
                         ("--threads", args.threads), ("--batch-size", args.batch_size)):
         least = 0 if flag == "--title-weight" else 1
@@ -164,8 +161,10 @@ def run_index(args: argparse.Namespace) -> int:
     tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
     dense = None
     if args.dense and args.ray:
-        dense = ray_shards.ray_encode([corpus.indexed_text(r) for r in corpus.records], args.dense,
-                                      args.workers or 2, args.batch_size)
+        passages = passages_of(args) or section_passages(corpus, args.stride)
+        texts, titles, units = dense_texts(corpus, corpus.records, passages)
+        dense = ray_shards.ray_encode(texts, args.dense, args.workers or 2, args.batch_size, passages=passages,
+                                      titles=titles, units=units)
     elif args.dense:
         passages = passages_of(args) or section_passages(corpus, args.stride)
         texts, titles, units = dense_texts(corpus, corpus.records, passages)

@@ -163,7 +163,8 @@ def with_passages(index: "Index", hits: Sequence[Hit], query: str,
     terms = QueryTerms(index, query)
     dense = index.dense
     vector = None
-    if dense is not None and getattr(dense, "window_section", None) is not None and query.strip():
+    rule = getattr(dense, "passages", None)  # read leniently: a stand-in dense store need not carry it
+    if dense is not None and rule is not None and rule.sections and query.strip():
         vector = dense.encode_query(query)
     return [replace(h, passage=passage_of(index, h, terms, vector, settings)) for h in hits]
 

@@ -16,6 +16,7 @@ Nothing here is imported by the base install: `connect` turns a missing Ray into
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 from ..corpus.model import Corpus, Record
 from ..errors import InputError
-from ..structures.dense import DenseStore
+from ..structures.dense import DenseStore, Passages, Units, windows_of
 from ..structures.lexical import BM25Params
 from ..text import TokenizerConfig
 from .shards import Answer, ShardBuilder, ShardServer
@@ -176,28 +177,65 @@ def ray_builders(corpus: Corpus, parts: Sequence[tuple[list[Record], DenseStore 
 
 
 class _Encoder:
-    """Ray Data's callable class: the ONNX model loaded once per actor, one batch per call."""
+    """Ray Data's callable class: the ONNX model loaded once per actor, one batch per call. Each
+    batch gives a row per record (`window` -1) and, with `passages`, a row per window of its
+    records (`window`: its order in the batch, `section`: its section or -1)."""
 
-    def __init__(self, spec: str, threads: int):
+    def __init__(self, spec: str, threads: int, passages: dict[str, Any] | None = None, batch_size: int = 32):
         from ..models.embedder import Embedder
 
         self.embedder = Embedder.from_spec(spec, threads=threads)
+        self.passages = None if passages is None else Passages.from_dict(passages)
+        self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        vectors = self.embedder.encode([str(t) for t in batch["text"]], kind="doc")
-        return {"i": batch["i"], "vector": vectors}
+        texts = [str(t) for t in batch["text"]]
+        rows = np.asarray(batch["i"], dtype=np.int64)
+        vectors = self.embedder.encode(texts, kind="doc")
+        none = np.full(len(rows), -1, dtype=np.int64)
+        if self.passages is None:
+            return {"i": rows, "window": none, "section": none, "vector": vectors}
+        units = [[(int(s), str(t)) for s, t in json.loads(u)] for u in batch["units"]] if self.passages.sections else None
+        owner, windows, *section = windows_of(self.passages, self.embedder, texts, [str(t) for t in batch["title"]],
+                                              units, self.batch_size)
+        owner = np.asarray(owner, dtype=np.int64)
+        return {"i": np.concatenate([rows, rows[owner]]),
+                "window": np.concatenate([none, np.arange(len(owner), dtype=np.int64)]),
+                "section": np.concatenate([none, np.asarray(section[0] if section else np.full(len(owner), -1),
+                                                            dtype=np.int64)]),
+                "vector": np.vstack([vectors, windows]).astype(np.float32)}
 
 
-def ray_encode(texts: list[str], spec: str, workers: int, batch_size: int = 32, threads: int = 1) -> DenseStore:
-    """Every text's vector through Ray Data (`map_batches`, `concurrency=workers` encoder actors)."""
+def ray_encode(texts: list[str], spec: str, workers: int, batch_size: int = 32, threads: int = 1,
+               passages: Passages | None = None, titles: list[str] | None = None, units: Units | None = None) -> DenseStore:
+    """Every text's vector through Ray Data (`map_batches`, `concurrency=workers` encoder actors);
+    with `passages`, each record's windows too, as `DenseStore.build` makes them (`titles`, `units`:
+    see there), encoded where the record is."""
     ray = _ray()
     from ..models.embedder import Embedder
 
+    if passages is not None and passages.sections and (units is None or len(units) != len(texts)):
+        raise InputError("section windows need each record's sections (units)")
     identity = Embedder.from_spec(spec, threads=1).identity
-    ds = ray.data.from_items([{"i": i, "text": t} for i, t in enumerate(texts)])
-    out = ds.map_batches(_Encoder, fn_constructor_args=(spec, threads), batch_size=batch_size,
-                         concurrency=workers, num_cpus=1, batch_format="numpy")
+    items = [{"i": i, "text": t, "title": titles[i] if titles else "",
+              "units": json.dumps(units[i] if units is not None else [])} for i, t in enumerate(texts)]
+    out = ray.data.from_items(items).map_batches(
+        _Encoder, fn_constructor_args=(spec, threads, None if passages is None else passages.to_dict(), batch_size),
+        batch_size=batch_size, concurrency=workers, num_cpus=1, batch_format="numpy")
     vectors = np.zeros((len(texts), int(identity["dim"])), dtype=np.float32)
+    owner, order, section, windows = [], [], [], []
     for batch in out.iter_batches(batch_format="numpy", batch_size=None):
-        vectors[np.asarray(batch["i"], dtype=np.int64)] = batch["vector"]
-    return DenseStore(vectors, identity, spec, 0, threads)
+        record = np.asarray(batch["window"]) < 0
+        vectors[np.asarray(batch["i"], dtype=np.int64)[record]] = batch["vector"][record]
+        owner.append(np.asarray(batch["i"], dtype=np.int64)[~record])
+        order.append(np.asarray(batch["window"], dtype=np.int64)[~record])
+        section.append(np.asarray(batch["section"], dtype=np.int64)[~record])
+        windows.append(np.asarray(batch["vector"], dtype=np.float32)[~record])
+    store = DenseStore(vectors, identity, spec, 0, threads)
+    if passages is not None:
+        o = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+        rank = np.lexsort((np.concatenate(order), o)) if owner else np.zeros(0, dtype=np.int64)  # by record, then as encoded
+        w = np.concatenate(windows) if windows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
+        s = np.concatenate(section)[rank] if section else np.zeros(0, dtype=np.int64)
+        store.set_windows(passages, o[rank], np.ascontiguousarray(w[rank]), s if passages.sections else None)
+    return store

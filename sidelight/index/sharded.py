@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
@@ -42,18 +42,16 @@ from ..capabilities import Capability
 from ..progress import progress_bar
 from ..store.column import StringColumn
 from ..store.lock import writer_lock
-from ..structures.dense import DenseStore
+from ..structures.dense import DenseStore, Passages
 from ..structures.lexical import BM25Params, LexicalIndex, write_vocab
 from ..structures.ranking import Ranking, select_top
 from ..text import Tokenizer, TokenizerConfig
 from . import store
 from .index import Index, id_rank_of, register_kind
 from .limits import ensure_open_files
+from .shard_passages import VECTORS_STAY, ShardedDense, dense_meta, dense_part, section_scores
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 from .shards import Coverage, Fanout, LocalShards, ShardBuilder, ShardServer, gather, merged
-
-if TYPE_CHECKING:
-    from ..structures.ann import AnnIndex
 
 SHARDS = "shards"
 KIND = "sharded"
@@ -107,7 +105,7 @@ class ShardedLexical(LexicalIndex):
 
     def _refused(self, what: str) -> NoReturn:
         raise InputError(f"{what} stays on the shards of a sharded index; use a method that needs only "
-                         f"scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25+ppr, relation)")
+                         f"scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25-sections, bm25+ppr, relation)")
 
     bm25 = property(lambda self: self._refused("the BM25 weight matrix"))
     tf = property(lambda self: self._refused("the term-count matrix"))
@@ -119,43 +117,6 @@ class ShardedLexical(LexicalIndex):
 
     def delete(self, positions: np.ndarray) -> None:
         self._refused("deleting from the lexical part alone")
-
-
-_VECTORS_STAY = ("the record vectors stay on the shards of a sharded index; use dense, rrf, "
-                 "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
-
-
-class ShardedDense(DenseStore):
-    """The model that encodes queries here; cosines come from the shards."""
-
-    def __init__(self, meta: dict[str, Any], fanout: Fanout, threads: int = 2):
-        self.identity, self.spec, self.threads = meta["identity"], meta["spec"], threads
-        self.truncated_docs, self.ann_params = int(meta.get("truncated_docs", 0)), None
-        self._embedder = self._ann = self._ann_source = self._query_vectors = None
-        self.fanout, self.n_records = fanout, int(meta["records"])
-
-    def scores_of(self, q: np.ndarray) -> np.ndarray:
-        return gather(self.fanout.ask("cosines", np.asarray(q, dtype=np.float32), None), self.n_records)
-
-    def top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
-        if k is None:
-            return super().top(query, k, id_rank)
-        positions, scores = merged(self.fanout.ask("cosines", np.asarray(self.encode_query(query), np.float32), k))
-        return select_top(positions, scores, k, id_rank)  # each shard's top k, merged
-
-    @property
-    def vectors(self) -> np.ndarray:
-        raise InputError(_VECTORS_STAY)
-
-    @vectors.setter
-    def vectors(self, value: np.ndarray) -> None:
-        raise InputError("the record vectors of a sharded index are written to its shards")
-
-    def ann(self) -> "AnnIndex":
-        raise InputError(_VECTORS_STAY)
-
-    def __repr__(self) -> str:
-        return f"ShardedDense({self.spec!r}, {self.n_records} records on {len(self.fanout.shards)} shards)"
 
 
 # ---- the sharded index --------------------------------------------------------------------------
@@ -178,14 +139,20 @@ class ShardedIndex(Index):
         offered = {Capability.TERM_STATISTICS, Capability.GRAPH}
         if self.dense is not None:
             offered.add(Capability.DENSE)
+            if self.dense.passages is not None:
+                offered.add(Capability.PASSAGES)
         return frozenset(offered)
+
+    def section_scores(self, query: str) -> np.ndarray:
+        """Each record's best section BM25, scored on the shards (see `shard_passages`)."""
+        return section_scores(self.fanout, self.lexical.tokenizer, query, len(self.corpus))
 
     def why_missing(self, capability: Capability) -> str:
         if capability is Capability.TERM_MATRICES:
             return ("each term-count and weight matrix stays on the shards of a sharded index; use a method that "
-                    "needs only scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25+ppr, relation)")
-        if capability in (Capability.VECTORS, Capability.ANN, Capability.PASSAGES) and self.dense is not None:
-            return _VECTORS_STAY
+                    "needs only scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25-sections, bm25+ppr, relation)")
+        if capability in (Capability.VECTORS, Capability.ANN) and self.dense is not None:
+            return VECTORS_STAY
         return super().why_missing(capability)
 
     # -- open
@@ -232,25 +199,18 @@ class ShardedIndex(Index):
         path = Path(path)
         store.check_destination(path, force)
         ensure_open_files(n_shards, "write")  # before the build: its check opens every shard
-        if dense is not None and dense.passages is not None:
-            raise InputError("a sharded index keeps one vector per record: build the dense vectors without passages")
         assignment = shard_of(corpus.ids, n_shards)
         records = as_list(corpus.records)
         parts = []
         for s in range(n_shards):
             rows = np.flatnonzero(assignment == s)
-            part = None
-            if dense is not None:
-                part = DenseStore(np.ascontiguousarray(np.asarray(dense.vectors)[rows]), dense.identity, dense.spec,
-                                  0, dense.threads)
-            parts.append(([records[i] for i in rows], part))
+            parts.append(([records[i] for i in rows], None if dense is None else dense_part(dense, rows)))
         make = builders or local_builders
         with writer_lock(path, create=True):
             _recover(path)
             shards = make(corpus, parts, tokenizer, params, progress)
             meta = {"tokenizer": tokenizer.to_dict(), "bm25": params.to_dict()}
-            meta_dense = None if dense is None else {"spec": dense.spec, "identity": dense.identity,
-                                                     "truncated_docs": dense.truncated_docs}
+            meta_dense = None if dense is None else dense_meta(dense)
             _publish(path, corpus, assignment, shards, meta, meta_dense, progress)
         index = Index.load(path)
         if not isinstance(index, ShardedIndex):
@@ -269,11 +229,21 @@ class ShardedIndex(Index):
         self._pending.append(("delete", list(ids)))
         self._refresh()
 
+    def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
+                  passages: Passages | None = None) -> None:
+        """Encode every record here, as an index in one piece does (section windows by default for a
+        folder's documents); `save` gives each shard the vectors and windows of its own records."""
+        super().add_dense(spec, batch_size, threads, progress, passages)
+        self._pending.append(("dense", []))
+
     def save(self, path: Path, force: bool = False) -> Path:
-        """Write the pending adds and deletes: each routed to its shard, every shard rescoped."""
+        """Write the pending adds, deletes and vectors: each routed to its shard, every shard rescoped."""
         path = Path(path)
         if self.path is None or path.resolve() != self.path.resolve():
             raise InputError("a sharded index is saved only in place (build a new one with `sidelight index --shards`)")
+        encoded = self.dense if any(op == "dense" for op, _ in self._pending) else None
+        if encoded is not None and len(encoded.vectors) != len(self.corpus):
+            raise InputError("records were added after the vectors were encoded: encode them again (`sidelight dense`)")
         n = len(self.manifest["shards"]["generations"])
         with writer_lock(path):
             _recover(path)
@@ -286,13 +256,19 @@ class ShardedIndex(Index):
                         mine = [r for r, a in zip(arg, shard_of([r.id for r in arg], n)) if a == s]
                         if mine:
                             index.add(mine)
-                    else:
+                    elif op == "delete":
                         mine = [i for i in arg if i in index.corpus.position]
                         if mine:
                             index.delete(mine)
+                if encoded is not None:
+                    rows = np.asarray([self.corpus.position[i] for i in index.corpus.ids], dtype=np.int64)
+                    index.dense = dense_part(encoded, rows)
                 builders.append(ShardBuilder.of_index(index))
             meta = {k: self.manifest["lexical"][k] for k in ("tokenizer", "bm25")}
-            dense = self.manifest.get("dense")
+            dense = dense_meta(encoded) if encoded is not None else self.manifest.get("dense")
+            if dense is not None and "passages" in dense:  # adds and deletes change how many windows there are
+                windows = sum(b.dense.window_count for b in builders if b.dense is not None)
+                dense = {**dense, "passages": {**dense["passages"], "windows": windows}}
             _publish(path, self.corpus, shard_of(self.corpus.ids, n), builders, meta, dense)
         if self._state is not None:
             self._state.close()

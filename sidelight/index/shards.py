@@ -28,6 +28,7 @@ from ..structures.lexical import BM25Params, Collection, LexicalIndex, count_ter
 from ..structures.ranking import top_k
 from ..text import TokenizerConfig
 from ..errors import InputError
+from ..methods.sections import SectionIndex
 from . import store
 from .index import Index, warm_kernels
 
@@ -76,6 +77,30 @@ class ShardServer:
             return self.positions, scores
         r = top_k(scores, k, self.index.id_rank, positive_only=False)
         return self.positions[r.positions], r.scores
+
+    def window_cosines(self, position: int, q: np.ndarray) -> Answer:
+        """(section of each window, its cosine with `q`) of the record at global `position` when this
+        shard holds it (`DenseStore.window_cosines`), else nothing."""
+        local = int(np.searchsorted(self.positions, position))
+        if self.index.dense is None or local >= len(self.positions) or self.positions[local] != position:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return self.index.dense.window_cosines(local, np.asarray(q, dtype=np.float32))
+
+    def _sections(self) -> SectionIndex:
+        return self.index.memo("sections-bm25", len(self.index.corpus), lambda: SectionIndex(self.index))
+
+    def section_stats(self, terms: Sequence[str]) -> Answer:
+        """(df of each of `terms` among this shard's sections, [sections, their total length])."""
+        df, n, total = self._sections().stats_of(terms)
+        return df, np.asarray([float(n), total])
+
+    def section_best(self, terms: Sequence[str], df: Sequence[float], n: int, total: float) -> Answer:
+        """Every record of this shard whose best section scores > 0 for `terms`, with that score,
+        scored with the collection's section statistics (`SectionIndex.scores_with`)."""
+        sections = self._sections()
+        best, _ = sections.best_of(sections.scores_with(terms, df, n, total))
+        nz = np.flatnonzero(best)
+        return self.positions[nz], best[nz]
 
     def ping(self) -> int:
         return len(self.positions)

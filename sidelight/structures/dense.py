@@ -210,6 +210,11 @@ class DenseStore:
         """The k records of highest cosine (every record when k is None), ties by `id_rank`."""
         return top_k(self.scores(query), k, id_rank, positive_only=False)
 
+    @property
+    def window_count(self) -> int:
+        """How many windows the records keep besides their vectors (0 without passages)."""
+        return 0 if self.window_owner is None else len(self.window_owner)
+
     def window_cosines(self, position: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(section of each window, its cosine with `q`) for the windows of the record at `position`
         (empty without section windows)."""
