@@ -119,8 +119,18 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
 
 NOTES_QUESTION = "how do I make the text bigger on my phone"
 NOTES_RELATION = "what does the Dataview plugin link to for writing queries"
-# Questions a vault's owner might ask, tried in this order until one's floor seats a certified connection
-NOTES_CONNECTIONS = []
+# Questions a vault's owner might ask, tried in this order until one's floor seats a certified connection.
+# The first four were written after reading the titles of the vault's 17 certified pairs (issue 47), so they
+# ask about what the certificate holds; with dial 28 and seed 42 only the fourth seats one
+# (`bench/vault_serendipity.py`); the last two were written before and seat nothing.
+NOTES_CONNECTIONS: list[str] = [
+    "how do I add automated tests to my plugin",
+    "how do I make a presentation from my notes",
+    "how do I export my notes to Word or PDF",
+    "how do I sum a column in a markdown table",
+    "how do I keep a daily journal in my vault",
+    "how do I manage tasks and to-do lists in my notes",
+]
 
 
 def notes_example() -> None:
