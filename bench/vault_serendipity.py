@@ -69,6 +69,15 @@ def main() -> int:
     out["certified_distance"] = {str(int(d)): int((dist == d).sum()) for d in np.unique(dist)}
     print(f"certified pairs by link distance (-1: unreachable within {cert.config['max_hops']}): "
           f"{out['certified_distance']}")
+    ends = np.concatenate([cert.pairs["a"], cert.pairs["b"]]).astype(np.int64)
+    per_note = np.bincount(ends, minlength=len(recs))
+    out["pairs_per_note"] = {recs[int(r)].title: int(per_note[r]) for r in np.argsort(-per_note, kind="stable")[:5]
+                             if per_note[r]}
+    print(f"notes at the end of most certified pairs: {out['pairs_per_note']}")
+    print("certified pairs:")
+    for i in range(len(cert)):
+        a, b, f = (int(cert.pairs[k][i]) for k in ("a", "b", "marker"))
+        print(f"  {recs[a].title[:50]} <-> {recs[b].title[:50]}  via f{f} {ser.label(f)}  ({int(dist[i])} links apart)")
     if not cert.passed:
         print("the certificate failed: nothing is seated")
     else:
