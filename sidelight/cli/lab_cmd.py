@@ -101,6 +101,8 @@ def register(sub) -> None:
     s.add_argument("--seed", type=int, default=47, help="seed of the draws and the shuffle (default 47)")
     s.add_argument("--before-guards", action="store_true",
                    help="read the certificate as before the whale guards (their ruled-out pairs drawn too)")
+    s.add_argument("--take-available", action="store_true",
+                   help="a source with fewer pairs than a quarter gives all it has (counts in freeze.json)")
     s.set_defaults(func=_read_pairs)
 
     s = lab.add_parser("score-pairs", help="reveal a read packet's sources: useful and whale rates with Wilson intervals")
@@ -253,7 +255,7 @@ def _read_pairs(a: argparse.Namespace) -> int:
     from ..serendipity.store import Serendipity
 
     ser = Serendipity(Index.load(a.index)).load()
-    f = write_packet(ser, a.output, a.pairs, a.seed, a.before_guards)
+    f = write_packet(ser, a.output, a.pairs, a.seed, a.before_guards, a.take_available)
     print(f"wrote {f['pairs']} blinded pairs to {a.output / 'packet.jsonl'} (key: key.json; frozen: packet sha256 "
           f"{f['packet_sha256'][:12]}, key sha256 {f['key_sha256'][:12]}); read it before opening the key")
     return 0

@@ -28,7 +28,10 @@ def register(sub) -> None:
                    help="SAE sparsity: active markers per chunk (TopK; default 32)")
     add_deprecated(p, "-k", "sae_k", "--sae-k", int)
     p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--budget", type=int, default=96, help="tokens per chunk window")
+    p.add_argument("--budget", type=int, default=96, help="tokens per chunk window (--chunks windows)")
+    p.add_argument("--chunks", choices=("auto", "sections", "windows"), default="auto",
+                   help="chunk unit: each section of a note, or windows of --budget tokens; auto: sections when the "
+                        "records came with their own (a folder's notes), else windows (default %(default)s)")
     p.add_argument("--min-chance", type=float, default=MIN_CHANCE,
                    help="a pair's co-occurrence over its chance expectation, at least (default %(default)s)")
     p.add_argument("--fdr", type=float, default=_CERT.fdr,
@@ -91,7 +94,7 @@ def _ser(index_path: Path, build: bool = False, args=None):
     index = Index.load(index_path)
     if args is None:
         return Serendipity(index).load()
-    cfg = SerendipityConfig(budget=args.budget, sae=SAEConfig(width=args.width, k=args.sae_k, epochs=args.epochs, seed=args.seed),
+    cfg = SerendipityConfig(budget=args.budget, chunking=args.chunks, sae=SAEConfig(width=args.width, k=args.sae_k, epochs=args.epochs, seed=args.seed),
                             cert=CertConfig(min_chance=args.min_chance, fdr=args.fdr, kinship_bins=args.kinship_bins,
                                             placebo_draws=args.placebo_draws, placebo_ratio=args.placebo_ratio,
                                             guards=args.guards))
@@ -110,7 +113,8 @@ def run_certify(args: argparse.Namespace) -> int:
     cid = ser.meta["certificate"]["id"]
     SerDB.for_index(ser.index).write("INSERT OR REPLACE INTO ser_certificates VALUES (?,?,?,?)",
                                      (cid, now(), s["verdict"], json.dumps(s)))
-    rows = [("records / chunks", f"{s['records']} / {s['chunks']} ({s['population']} records with >1 chunk)"),
+    rows = [("records / chunks", f"{s['records']} / {s['chunks']} {s.get('chunking', 'windows')} "
+                                 f"({s['population']} records with >1 chunk)"),
             ("SAE", f"{sae['width']} markers, k={sae['k']}, FVE {sae['fve']:.3f}, dead {sae['dead']}, "
                     f"{sae['train_seconds']:.0f}s"),
             ("candidates", s["candidates"]),

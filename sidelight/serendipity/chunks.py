@@ -16,6 +16,18 @@ Vectors
 Each chunk is embedded with the index's embedder (``kind="doc"``). Encoding is the expensive part,
 so it is cached under ``cache_dir()/serendipity/chunkvecs-<key>/`` in blocks (resumable after an
 interruption); the key hashes the model identity and every chunk text.
+
+Sections
+--------
+A collection's records (notes read from a folder) come with sections of their own
+(`corpus.passages`). There each section with words in it is one chunk (`section_chunks`): the
+unit the author wrote (a section holding only its heading is left out: it carries the note's title
+and one heading, not anything written), so a marker counted "in more than one chunk" is in more than one part of
+the note, and a short note with three headed parts has three chunks where a 96-token window would
+give it one. The chunk's span is the section's span of the record's text; its vector is what the
+index's dense lane already holds for that section (the normalised mean of its section windows,
+`DenseStore.window_section`, which read the note's title and parent headings before the section),
+or, without such windows, the embedder's vector of the same text (`corpus.passages.window_texts`).
 """
 
 from __future__ import annotations
@@ -37,6 +49,8 @@ DEFAULT_BUDGET = 96
 _SENT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 _WORD = re.compile(r"\S+")
 BLOCK = 1024
+# What `section_chunks` keeps, recorded with the chunks (chunks made by another rule are made again)
+SECTION_RULE = "each section with words besides its heading"
 
 
 def record_text(record) -> str:
@@ -118,8 +132,8 @@ class Chunks:
     record: np.ndarray  # (n,) int32 record position of each chunk, ascending
     start: np.ndarray  # (n,) int32 start char in record_text(record)
     end: np.ndarray  # (n,) int32 end char
-    budget: int
-    counter: str  # "wordpiece" or "proxy"
+    budget: int  # 0 for section chunks
+    counter: str  # "wordpiece" or "proxy" (token-budget windows), "sections" (one chunk per section)
     vectors: np.ndarray | None = None  # (n, dim) float32, unit rows
 
     def __len__(self) -> int:
@@ -172,6 +186,59 @@ def make_chunks(records, budget: int = DEFAULT_BUDGET, tokenizer=None, progress:
             advance(1)
     return Chunks(np.asarray(rec, dtype=np.int32), np.asarray(st, dtype=np.int32), np.asarray(en, dtype=np.int32),
                   budget, "wordpiece" if tokenizer is not None else "proxy")
+
+
+def heading_only(body: str, heading: Sequence[str]) -> bool:
+    """True when a section's text is its own heading and nothing else with words in it."""
+    body = body.strip()
+    if heading and body.startswith(heading[-1]):
+        body = body[len(heading[-1]):]
+    return not any(c.isalnum() for c in body)
+
+
+def section_chunks(records) -> tuple[Chunks, list[tuple[int, int]], list[str]]:
+    """One chunk per section with words in it besides its heading (`corpus.passages.window_texts`; a
+    section that is only a heading, often a template's empty slot, is none), record-major; also
+    each chunk's (record, section index) and the text the dense lane reads for it."""
+    from ..corpus.passages import sections_of, window_texts
+
+    rec, st, en, keys, texts = [], [], [], [], []
+    for pos, r in enumerate(records):
+        spans = {s.index: s for s in sections_of(r)}
+        for index, text in window_texts(r):
+            a, b = spans[index].start, spans[index].end
+            if heading_only(r.text[a:b], spans[index].heading):
+                continue
+            rec.append(pos)
+            st.append(a)
+            en.append(b)
+            keys.append((pos, index))
+            texts.append(text)
+    ch = Chunks(np.asarray(rec, dtype=np.int32), np.asarray(st, dtype=np.int32), np.asarray(en, dtype=np.int32),
+                0, "sections")
+    return ch, keys, texts
+
+
+def section_vectors(keys: Sequence[tuple[int, int]], owner: np.ndarray, section: np.ndarray,
+                    windows: np.ndarray) -> np.ndarray | None:
+    """Each (record, section)'s vector from an index's section windows: the unit-normalised mean of its
+    windows; None when some section has no window (the windows were made from other sections)."""
+    owner, section = np.asarray(owner, np.int64), np.asarray(section, np.int64)
+    if not len(keys):
+        return np.zeros((0, windows.shape[1]), np.float32)
+    base = int(section.max(initial=0)) + 1
+    key = owner * base + section
+    want = np.array([r * base + s if s < base else -1 for r, s in keys], np.int64)
+    order = np.argsort(key, kind="stable")
+    lo = np.searchsorted(key[order], want, side="left")
+    hi = np.searchsorted(key[order], want, side="right")
+    if np.any(hi <= lo) or np.any(want < 0):
+        return None
+    out = np.zeros((len(keys), windows.shape[1]), np.float64)
+    for i, (a, b) in enumerate(zip(lo, hi)):
+        out[i] = np.asarray(windows[order[a:b]], np.float64).mean(axis=0)
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    return out.astype(np.float32)
 
 
 def cache_key(identity: dict, texts: Sequence[str]) -> str:

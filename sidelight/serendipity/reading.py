@@ -62,8 +62,10 @@ def _strongest(ser, record: int, f: int) -> int:
     return lo + int(np.argmax(col)) if hi > lo else -1
 
 
-def _draw_pairs(ser, n: int, rng: np.random.Generator, before_guards: bool) -> dict[str, list[dict]]:
-    """n pairs per source as dicts (a, b, marker, chunk_a, chunk_b, and source-specific fields)."""
+def _draw_pairs(ser, n: int, rng: np.random.Generator, before_guards: bool,
+                take_available: bool = False) -> dict[str, list[dict]]:
+    """n pairs per source as dicts (a, b, marker, chunk_a, chunk_b, and source-specific fields); a source
+    holding fewer is an error, or with `take_available` gives all it has."""
     from .certify import profile
 
     cert = ser.certificate
@@ -124,13 +126,17 @@ def _draw_pairs(ser, n: int, rng: np.random.Generator, before_guards: bool) -> d
         for it in items:
             if "chunk_a" not in it:
                 it["chunk_a"], it["chunk_b"] = _strongest(ser, it["a"], it["marker"]), _strongest(ser, it["b"], it["marker"])
-        if len(items) < n:
-            raise InputError(f"only {len(items)} {src} pair(s) to draw from; asked for {n}")
+        if len(items) < n and not take_available:
+            raise InputError(f"only {len(items)} {src} pair(s) to draw from; asked for {n} "
+                             "(--take-available reads what there is)")
     return out
 
 
-def write_packet(ser, out: Path, n: int = 60, seed: int = READ_SEED, before_guards: bool = False) -> dict:
-    """Draw, shuffle and freeze a packet of `n` pairs (n/4 per source) into the new folder `out`."""
+def write_packet(ser, out: Path, n: int = 60, seed: int = READ_SEED, before_guards: bool = False,
+                 take_available: bool = False) -> dict:
+    """Draw, shuffle and freeze a packet of `n` pairs (n/4 per source) into the new folder `out`; with
+    `take_available` a source with fewer than n/4 (a small certificate, few placebo passes) gives all it
+    has, and ``freeze.json`` records the packet's size and the count per source."""
     out = Path(out)
     if n < 4 or n % 4:
         raise InputError(f"--pairs must be a positive multiple of 4 (a quarter per source), got {n}")
@@ -140,7 +146,7 @@ def write_packet(ser, out: Path, n: int = 60, seed: int = READ_SEED, before_guar
         raise InputError("the certificate is missing or FAILED its placebo test; nothing to read")
     ser._offsets = ser.chunks.offsets(len(ser.index.corpus))
     rng = np.random.default_rng([int(seed), 47])
-    drawn = _draw_pairs(ser, n // 4, rng, before_guards)
+    drawn = _draw_pairs(ser, n // 4, rng, before_guards, take_available)
     flat = [(src, it) for src in SOURCES for it in drawn[src]]
     order = rng.permutation(len(flat))
     recs, ids = ser.index.corpus.records, ser.index.corpus.ids
@@ -156,7 +162,8 @@ def write_packet(ser, out: Path, n: int = 60, seed: int = READ_SEED, before_guar
     out.mkdir(parents=True, exist_ok=True)
     _atomic(out / PACKET, "\n".join(lines) + "\n")
     _atomic(out / KEY, json.dumps(key, indent=1) + "\n")
-    freeze = {"index": str(ser.index.path), "certificate": ser.meta["certificate"]["id"], "pairs": n, "seed": int(seed),
+    freeze = {"index": str(ser.index.path), "certificate": ser.meta["certificate"]["id"], "pairs": len(flat),
+              "asked": n, "per_source": {src: len(drawn[src]) for src in SOURCES}, "seed": int(seed),
               "before_guards": bool(before_guards), "sources": list(SOURCES),
               "packet_sha256": _sha(out / PACKET), "key_sha256": _sha(out / KEY)}
     _atomic(out / FREEZE, json.dumps(freeze, indent=1) + "\n")

@@ -35,7 +35,8 @@ from ..config import cache_dir
 from ..errors import InputError
 from ..index import store as index_store
 from .certify import NULL, CertConfig, Certificate, run_certificate, word_tokens
-from .chunks import DEFAULT_BUDGET, Chunks, encode_cached, make_chunks, record_text
+from .chunks import (DEFAULT_BUDGET, SECTION_RULE, Chunks, encode_cached, make_chunks, record_text, section_chunks,
+                     section_vectors)
 from .markers import label_markers
 from .sae import SAE, SAEConfig, one_blas_thread, top_k_codes, train_sae
 
@@ -45,6 +46,7 @@ FOLDER = "serendipity"
 @dataclass(frozen=True)
 class SerendipityConfig:
     budget: int = DEFAULT_BUDGET
+    chunking: str = "auto"  # "sections" | "windows" | "auto": sections when the records have their own
     spec: str = "minilm"  # embedder when the index has no dense vectors
     sae: SAEConfig = field(default_factory=SAEConfig)
     resolutions: tuple[int, ...] = ()  # top-k values for signatures; default (k, k/2, k/4)
@@ -188,25 +190,57 @@ class Serendipity:
             self.ensure_certificate(progress, rebuild)
         return self
 
+    def chunking(self) -> str:
+        """"sections" or "windows": the configured unit, "auto" meaning sections when some record came
+        with sections of its own (a folder's notes; see `chunks`), else token-budget windows."""
+        mode = self.config.chunking
+        if mode not in ("auto", "sections", "windows"):
+            raise InputError(f"chunking must be auto, sections or windows, not {mode!r}")
+        if mode == "auto":
+            from ..corpus.passages import has_sections
+            return "sections" if any(has_sections(r) for r in self.index.corpus.records) else "windows"
+        return mode
+
     def ensure_chunks(self, progress: bool = False, rebuild: bool = False) -> Chunks:
         folder = self.root / "chunks"
-        want = {"corpus": self.corpus_id(), "budget": self.config.budget}
+        unit = self.chunking()
+        want = {"corpus": self.corpus_id(), "budget": self.config.budget if unit == "windows" else 0, "unit": unit}
+        if unit == "sections":
+            want["section_rule"] = SECTION_RULE
         meta = _read_meta(folder)
-        if not rebuild and meta and all(meta.get(k) == v for k, v in want.items()) and self._model_ok(meta):
+        if (not rebuild and meta and all(meta.get(k, "windows" if k == "unit" else None) == v for k, v in want.items())
+                and self._model_ok(meta)):
             self.chunks, self.meta["chunks"] = Chunks.load(folder, meta), meta
             return self.chunks
         emb = self.embedder()
         records = self.index.corpus.records
         t0 = time.perf_counter()
-        ch = make_chunks(records, self.config.budget, emb.tokenizer, progress)
-        ch.vectors = encode_cached(emb, ch.texts(records), cache_dir() / "serendipity", self.config.batch_size, progress)
+        source = "encoded"
+        if unit == "sections":
+            ch, keys, texts = section_chunks(records)
+            vec = self._index_section_vectors(keys)
+            if vec is not None:
+                ch.vectors, source = vec, "the index's section windows"
+            else:
+                ch.vectors = encode_cached(emb, texts, cache_dir() / "serendipity", self.config.batch_size, progress)
+        else:
+            ch = make_chunks(records, self.config.budget, emb.tokenizer, progress)
+            ch.vectors = encode_cached(emb, ch.texts(records), cache_dir() / "serendipity", self.config.batch_size,
+                                       progress)
         vectors_sha256 = hashlib.sha256(np.ascontiguousarray(ch.vectors, np.float32).tobytes()).hexdigest()
-        meta = {**want, "model": emb.identity, "seconds": round(time.perf_counter() - t0, 2),
+        meta = {**want, "model": emb.identity, "seconds": round(time.perf_counter() - t0, 2), "vectors": source,
                 "vectors_sha256": vectors_sha256, "id": _id([want, emb.identity, vectors_sha256])}
         meta.update({"chunks": len(ch), "counter": ch.counter, "dim": int(ch.vectors.shape[1])})
         _write(folder, meta, ch.save)
         self.chunks, self.meta["chunks"] = Chunks.load(folder, meta), meta
         return self.chunks
+
+    def _index_section_vectors(self, keys) -> np.ndarray | None:
+        """The chunks' vectors from the index's own section windows, when it has them for every section."""
+        d = self.index.dense
+        if d is None or getattr(d, "window_section", None) is None or d.windows is None or d.window_owner is None:
+            return None
+        return section_vectors(keys, d.window_owner, d.window_section, d.windows)
 
     def _model_ok(self, meta: dict) -> bool:
         if self.index.dense is not None:
@@ -283,6 +317,12 @@ class Serendipity:
                                    lambda r: word_tokens(record_text(records[r])), self.resolutions(),
                                    self.config.cert, progress, guards)
         cert.summary["kinship_vectors"] = how
+        cert.summary["chunking"] = self.meta["chunks"].get("unit", "windows")
+        if adj is not None:
+            cert.summary["graph"] = (f"applied: {self.index.graph.n_edges:,} links ({', '.join(self.graph_types())}) read "
+                                     f"undirected, {adj.nnz // 2:,} linked pairs; a pair must be at least "
+                                     f"{self.config.cert.min_distance} hops apart (or unreachable within "
+                                     f"{self.config.cert.max_hops})")
         cert.summary["sae"] = {k: self.meta["sae"]["stats"].get(k) for k in
                                ("width", "k", "fve", "dead", "train_seconds")}
         cert.summary["sae"]["sha256"] = self.meta["sae"]["sae_sha256"]
@@ -298,6 +338,10 @@ class Serendipity:
         _write(folder, meta, write)
         self._load_certificate(folder, meta)
         return self.require_certificate()
+
+    def graph_types(self) -> list[str]:
+        """The kinds of link the distance rule walks (the index graph's edge types, e.g. link, embed)."""
+        return [str(t) for t in getattr(self.index.graph, "type_names", None) or ["link"]]
 
     def guards(self) -> "Guards":
         """The whale guards over this index's chunks (see `guards`)."""

@@ -60,6 +60,20 @@ def test_packet_is_blind_frozen_and_written_once(index, tmp_path):  # noqa: F811
         R.write_packet(ser, tmp_path / "r", n=6)
 
 
+def test_a_short_source_is_refused_or_read_whole(index, tmp_path):  # noqa: F811
+    """The synthetic certificate has two placebo passes: 3 per source is refused, and with take_available
+    the packet holds 3 + 2 + 3 + 3 = 11 pairs, both placebo passes among them, and scores as 11."""
+    ser = _ser_with_placebo(index)
+    with pytest.raises(InputError, match="only 2 placebo pair"):
+        R.write_packet(ser, tmp_path / "s", n=12, seed=3)
+    f = R.write_packet(ser, tmp_path / "t", n=12, seed=3, take_available=True)
+    key = json.loads((tmp_path / "t" / "key.json").read_text())
+    assert f["pairs"] == 11 and f["asked"] == 12 and f["per_source"]["placebo"] == 2 and len(key) == 11
+    assert sorted((r["a"], r["b"]) for r in key if r["source"] == "placebo") == [("r02", "r44"), ("r06", "r70")]
+    score = R.score_packet(tmp_path / "t", _judge(tmp_path / "t.jsonl", key, lambda r: "whale"))
+    assert score["by_source"]["placebo"]["n"] == 2 and sum(v["n"] for v in score["by_source"].values()) == 11
+
+
 def test_score_reveals_rates_and_keeps_the_first_reading(index, tmp_path):  # noqa: F811
     ser = _ser_with_placebo(index)
     R.write_packet(ser, tmp_path / "p", n=8, seed=3)
