@@ -108,6 +108,8 @@ def main() -> int:
     ap.add_argument("--model", action="append", default=[], metavar="MINUTES=FOLDER",
                     help="a teacher model and its training budget in minutes (repeatable)")
     ap.add_argument("--train", action="store_true", help="train the model folders that are missing")
+    ap.add_argument("--priors", type=float, nargs="+", default=None,
+                    help="prior weights to score (default: 0 and DEFAULT_PRIORS['dense'])")
     ap.add_argument("--no-audit", action="store_true", help="skip the leak audit")
     args = ap.parse_args()
     from sidelight.index.lookup import DEFAULT_PRIORS
@@ -115,7 +117,7 @@ def main() -> int:
 
     index = wordnet_index()
     questions = dev_questions(index.corpus)
-    priors = sorted({0.0, DEFAULT_PRIORS["dense"]})
+    priors = sorted(set(args.priors or []) | {0.0, DEFAULT_PRIORS["dense"]})
     points = [(0.0, "minilm")] + sorted((float(m), f) for m, f in (s.split("=", 1) for s in args.model))
     out: dict = {"records": len(index.corpus), "dev": [f"{n} {s or 'all'}" for n, s in DEV], "points": []}
     for minutes, spec in points:
