@@ -7,7 +7,7 @@ encoded once) and `--method` may be a dense or fused one; a dense lookup's time 
 the description (one ONNX Runtime thread, no query-vector cache).
 
     .venv/bin/python bench/lookup.py --json bench/results/lookup.json
-    .venv/bin/python bench/lookup.py --dense .cache/models/wordnet-all-adapted --method dense --json OUT
+    .venv/bin/python bench/lookup.py --dense .cache/models/wordnet-all-gcide --method dense --json OUT
 
 With `--choose` (and `--dense`) it times nothing and instead scores every method of `CHOICES` at every
 prior weight of `PRIORS` on all of describe-v1 (now development data: its test split is spent), as

@@ -51,7 +51,8 @@ def register(sub) -> None:
     lk.add_argument("--prior", type=float, default=None, metavar="W",
                     help="add W * the word's ln(1 + frequency in the dictionary's tagged texts), over the largest "
                          "among the first 100 words, to its min-max normalised score: common words first "
-                         f"(default on a dictionary index: {DEFAULT_PRIOR} with dense, 0 with bm25; 0: off)")
+                         f"(default on a dictionary index: {DEFAULT_PRIOR} with dense, DEFAULT_PRIORS in sidelight/index/lookup.py "
+                         "for the others; 0: off)")
     add_json(lk)
     lk.set_defaults(func=run_lookup)
 

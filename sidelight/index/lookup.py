@@ -31,10 +31,13 @@ PARTS_OF_SPEECH = {"noun": ("noun",), "verb": ("verb",), "adjective": ("adjectiv
                    "adverb": ("adverb",)}
 PRIOR = Param("prior", float, 0.0, "weight of the word's normalised ln(1 + corpus frequency), added to its "
               "min-max normalised score", low=0.0)
-#: the default prior weight by the method ranking the senses, on all of describe-v1 as development data
-#: (`bench/lookup.py --choose`; README "Look up a word"): BM25 is best without it (MRR@10 0.052 at 0,
-#: 0.042 at 0.1); the dense weight is PROVISIONAL until the dense rows of that table are measured.
-DEFAULT_PRIORS = {"bm25": 0.0, "dense": 0.1}
+#: the default prior weight by the method ranking the senses: each method's best MRR@10 on all of
+#: describe-v1 as development data (`bench/lookup.py --choose`; README "Look up a word") over the
+#: default model, MiniLM adapted with the GCIDE teacher (bench/results/lookup-choice-gcide.json):
+#: dense 0.263 at 0.3 (0.246 at 0), rrf 0.173 at 0.5, hybrid-linear (alpha 0.1) 0.234 at 0.1; BM25 is
+#: best without it (0.052 at 0). Over frozen MiniLM dense's best weight is 0.5 (0.240; 0.239 at 0.3;
+#: bench/results/lookup-choice.json). Dense, the best method with either model, is `DEFAULT_METHOD`.
+DEFAULT_PRIORS = {"bm25": 0.0, "dense": 0.3, "rrf": 0.5, "hybrid-linear": 0.1}
 DEFAULT_PRIOR = DEFAULT_PRIORS["dense"]
 DEFAULT_METHOD = "dense"  # on an index with vectors; BM25 without
 MIN_DEPTH = 100  # records ranked before words are gathered (at least this many, and 20 per word

@@ -49,9 +49,10 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
     base = Path(freeze["protocol_path"]).parent
     b = proto["benchmark"]
     qrels, family, qtype = {}, {}, {}
-    if b["kind"] in ("concept", "collection"):
+    if b["kind"] in ("concept", "collection", "describe"):
         # concept: one intended record, typed; collection (notes-v1 shape): every target document
-        # relevant, the kind is the type. `select` keeps the rows whose fields equal its values.
+        # relevant, the kind is the type; describe: the intended word, lower-cased, typed by its part
+        # of speech. `select` keeps the rows whose fields equal its values.
         path = Path(b["path"]) if Path(b["path"]).is_absolute() else base / b["path"]
         select = b.get("select") or {}
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -62,6 +63,8 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
                 continue
             if b["kind"] == "concept":
                 qrels[o["qid"]], qtype[o["qid"]] = {o["intended_id"]: 1.0}, o["type"]
+            elif b["kind"] == "describe":
+                qrels[o["qid"]], qtype[o["qid"]] = {o["word"].lower(): 1.0}, o["pos"]
             else:
                 qrels[o["qid"]], qtype[o["qid"]] = {t["doc"]: 1.0 for t in o["targets"]}, o["kind"]
             family[o["qid"]] = o["family"]

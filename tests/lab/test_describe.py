@@ -119,6 +119,11 @@ def test_describe_lab_ranks_words_over_each_vector_set_and_scores_the_pick(tmp_p
     assert dev[sel["chosen"]]["overall"]["mrr@10"] >= best_single
     assert result["methods"]["dense"]["median_rank"] == float(np.median(
         [math.inf if r["target_rank"] is None else r["target_rank"] for r in ranks["dense"].values()]))
+    from sidelight.lab.audit import audit  # recomputes every test figure from the rankings and the benchmark file
+
+    checked = audit(out)
+    assert checked["agree"], checked["problems"]
+    assert checked["queries"] == len(bench.subset("test").queries) and checked["checks"] > 0
 
 
 def test_describe_benchmark_names_the_bad_line(tmp_path):
