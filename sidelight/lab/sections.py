@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..index.passages import PassageSettings, QueryTerms, best_section
+from ..index.passages import PassageSettings, QueryTerms, best_section, section_query_vector
 from .analysis import contrast
 from .metrics import family_mean
 
@@ -49,9 +49,7 @@ class Picker:
             index = self.index
             position = index.corpus.position[doc]
             record = index.corpus.records[position]
-            dense = index.dense
-            vector = (dense.encode_query(query) if dense is not None and query.strip()
-                      and getattr(dense, "window_section", None) is not None else None)
+            vector = section_query_vector(index, query)
             section, _ = best_section(index, position, record, QueryTerms(index, query), vector, self.settings)
             self._picked[key] = section.heading
         return self._picked[key]
