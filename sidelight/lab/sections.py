@@ -6,7 +6,8 @@ target document and the section every interface shows for that hit (`index.passa
 the picker of `search`, `mcp` and the web page, mix 0.5 with section vectors, lexical alone without)
 is the target section or one inside it (its heading path starts with the target's, compared
 lower-case on letters and digits). Averaged per target document (family), then over families, as
-every lab figure is; each method is set against BM25 with the protocol's paired family bootstrap.
+every lab figure is; each method is set against the protocol's primary-contrast baseline (BM25 when
+it names none) with the protocol's paired family bootstrap.
 The section pick depends on the query and the document only, so it is made once per pair and methods
 differ only in which target documents reach their top `k`.
 """
