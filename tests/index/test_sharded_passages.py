@@ -245,7 +245,7 @@ def test_on_ray_a_build_and_its_actors_answer_as_in_this_process(encoded, built,
             assert a.corpus.ids == b.corpus.ids
             for name in ("windows", "window_owner", "window_section"):
                 assert np.array_equal(np.asarray(getattr(a.dense, name)), np.asarray(getattr(b.dense, name)))
-        actors = serve_on_ray(on_ray, address="local")
+        actors = serve_on_ray(on_ray, address="local", budget=600.0)  # generous: a loaded machine must not cut a shard
         try:
             for method in ("dense", "hybrid-linear", "bm25-sections", "hybrid-sections"):
                 for q in QUERIES:
