@@ -160,14 +160,13 @@ def run_index(args: argparse.Namespace) -> int:
         corpus.title_weight = args.title_weight
     tok = TokenizerConfig(min_length=args.min_length, stopwords=args.stopwords, stem="english" if args.stem else None)
     dense = None
-    if args.dense and args.ray:
+    if args.dense:  # the same texts and windows whether Ray Data or this process encodes them
         passages = passages_of(args) or section_passages(corpus, args.stride)
         texts, titles, units = dense_texts(corpus, corpus.records, passages)
+    if args.dense and args.ray:
         dense = ray_shards.ray_encode(texts, args.dense, args.workers or 2, args.batch_size, passages=passages,
                                       titles=titles, units=units)
     elif args.dense:
-        passages = passages_of(args) or section_passages(corpus, args.stride)
-        texts, titles, units = dense_texts(corpus, corpus.records, passages)
         dense = DenseStore.build(texts, args.dense, args.batch_size, args.threads, progress=not args.quiet,
                                  passages=passages, titles=titles, units=units)
         if args.ann:

@@ -78,7 +78,7 @@ def _access(args, what: str = "sidelight serve") -> tuple[str | None, list[str] 
             raise InputError(f"--allow-host '*' checks no Host header, so any web page could reach {what} through "
                              f"DNS rebinding; it needs an access token: pass --token TOKEN or set {TOKEN_ENV}")
         return token, None
-    from ..serve.app import LOOPBACK_HOSTS, host_name
+    from ..serve.guard import LOOPBACK_HOSTS, host_name
 
     bound = args.host.strip("[]").lower()
     hosts = {*LOOPBACK_HOSTS, *(host_name(h) for h in args.allow_host), f"[{bound}]" if ":" in bound else bound}

@@ -161,12 +161,18 @@ def with_passages(index: "Index", hits: Sequence[Hit], query: str,
     if not hits:
         return list(hits)
     terms = QueryTerms(index, query)
+    vector = section_query_vector(index, query)
+    return [replace(h, passage=passage_of(index, h, terms, vector, settings)) for h in hits]
+
+
+def section_query_vector(index: "Index", query: str) -> np.ndarray | None:
+    """The query's vector when the index keeps section windows (their cosines join the section pick),
+    else None; one rule for every caller of `best_section` (a sharded index's windows are on its shards)."""
     dense = index.dense
-    vector = None
     rule = getattr(dense, "passages", None)  # read leniently: a stand-in dense store need not carry it
     if dense is not None and rule is not None and rule.sections and query.strip():
-        vector = dense.encode_query(query)
-    return [replace(h, passage=passage_of(index, h, terms, vector, settings)) for h in hits]
+        return dense.encode_query(query)
+    return None
 
 
 def results_with_passages(index: "Index", results: Results, settings: PassageSettings = PassageSettings()) -> Results:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 VECTORS_STAY = ("the record vectors stay on the shards of a sharded index; use dense, rrf, "
-                 "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
+                "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
 
 
 class ShardedDense(DenseStore):
@@ -94,13 +94,12 @@ def dense_part(dense: DenseStore, rows: np.ndarray) -> DenseStore:
     return part
 
 
-def dense_meta(dense: DenseStore, windows: int | None = None) -> dict[str, Any]:
+def dense_meta(dense: DenseStore) -> dict[str, Any]:
     """What the coordinator's manifest says of the vectors: model, truncation and, with passages,
-    the window rule and how many windows the shards hold (`windows`, else `dense`'s own)."""
+    the window rule and how many windows `dense` holds."""
     meta: dict[str, Any] = {"spec": dense.spec, "identity": dense.identity, "truncated_docs": dense.truncated_docs}
     if dense.passages is not None:
-        count = windows if windows is not None else len(dense.window_owner if dense.window_owner is not None else ())
-        meta["passages"] = {**dense.passages.to_dict(), "windows": int(count)}
+        meta["passages"] = {**dense.passages.to_dict(), "windows": int(dense.window_count)}
     return meta
 
 

@@ -21,12 +21,16 @@ each component. Nothing here looks at test.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
 from ..errors import InputError
+from .analysis import family_vector, group_mean_vector
 from .stats import paired_bootstrap, sign_flip_test
+
+if TYPE_CHECKING:
+    from .benchmark import Benchmark
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,23 @@ def graph_evidence(gate: GraphGate, value: dict[str, float], vectors: Mapping[st
                   "rewired": {"difference": boot.mean_difference, "ci_low": boot.low, "ci_high": boot.high,
                               "confidence": stats["confidence"], "p_sign_flip": flip.p_value, "n_families": int(a.size)},
                   "margin": gate.margin, "passes": bool(lead > 0 and beats_rewired)}
+    return out
+
+
+def graph_vectors(dev: "Benchmark", result: dict, spec: dict, metric: str) -> dict[str, np.ndarray] | None:
+    """Per-family dev scores of the pick's graph candidates and, under each control's name, the mean
+    over that control's seeds (what `graph_evidence` pairs); None when the pick gates no graph."""
+    controls = (spec.get("graph") or {}).get("controls")
+    if not controls:
+        return None
+    fams, methods = dev.families(), result["methods"]
+    out = {}
+    for g, control in controls.items():
+        seeds = [lab for lab, m in methods.items() if m["group"] == control]
+        if not seeds:
+            raise InputError(f"pick.graph: no dev rankings of {control!r}, the controls of {g!r}")
+        out[g] = family_vector(dev, methods[g]["per_query"], metric, fams)
+        out[control] = group_mean_vector(dev, {lab: methods[lab]["per_query"] for lab in seeds}, seeds, metric, fams)
     return out
 
 

@@ -37,8 +37,8 @@ from ..index.lookup import split_word_params, word_ranking
 from ..methods import get_method
 from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
-from .analysis import analyse, family_vector
-from .pick import pick
+from .analysis import analyse
+from .pick import graph_vectors, pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
@@ -336,23 +336,6 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
         shutil.rmtree(old)
     ctx.say(f"dev selection: {json.dumps(selected)}")
     return {"selected": selected, "grid": table}
-
-
-def graph_vectors(dev, result: dict, spec: dict, metric: str) -> dict[str, np.ndarray] | None:
-    """Per-family dev scores of the pick's graph candidates and, under each control's name, the mean
-    over that control's seeds (what `pick.graph_evidence` pairs); None when the pick gates no graph."""
-    controls = (spec.get("graph") or {}).get("controls")
-    if not controls:
-        return None
-    fams, methods = dev.families(), result["methods"]
-    out = {}
-    for g, control in controls.items():
-        seeds = [lab for lab, m in methods.items() if m["group"] == control]
-        if not seeds:
-            raise InputError(f"pick.graph: no dev rankings of {control!r}, the controls of {g!r}")
-        out[g] = family_vector(dev, methods[g]["per_query"], metric, fams)
-        out[control] = np.mean([family_vector(dev, methods[lab]["per_query"], metric, fams) for lab in seeds], axis=0)
-    return out
 
 
 def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) -> dict:

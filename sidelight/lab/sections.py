@@ -6,7 +6,8 @@ target document and the section every interface shows for that hit (`index.passa
 the picker of `search`, `mcp` and the web page, mix 0.5 with section vectors, lexical alone without)
 is the target section or one inside it (its heading path starts with the target's, compared
 lower-case on letters and digits). Averaged per target document (family), then over families, as
-every lab figure is; each method is set against BM25 with the protocol's paired family bootstrap.
+every lab figure is; each method is set against the protocol's primary-contrast baseline (BM25 when
+it names none) with the protocol's paired family bootstrap.
 The section pick depends on the query and the document only, so it is made once per pair and methods
 differ only in which target documents reach their top `k`.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..index.passages import PassageSettings, QueryTerms, best_section
+from ..index.passages import PassageSettings, QueryTerms, best_section, section_query_vector
 from .analysis import contrast
 from .metrics import family_mean
 
@@ -49,9 +50,7 @@ class Picker:
             index = self.index
             position = index.corpus.position[doc]
             record = index.corpus.records[position]
-            dense = index.dense
-            vector = (dense.encode_query(query) if dense is not None and query.strip()
-                      and getattr(dense, "window_section", None) is not None else None)
+            vector = section_query_vector(index, query)
             section, _ = best_section(index, position, record, QueryTerms(index, query), vector, self.settings)
             self._picked[key] = section.heading
         return self._picked[key]

@@ -299,7 +299,7 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
         named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior),
-                                                             p["inward"])
+                                                       p["inward"])
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]
     positions = [a.position for a in seeds]

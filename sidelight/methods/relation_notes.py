@@ -9,8 +9,8 @@ may ask what links TO a note. Three parameters of the lane serve this:
 * `direction`: `cue` also spreads backwards (`graph.relation.activate_in`) from the named note when
   the question asks for a note that links to it: a relation verb of a small lexicon
   (`data/relation-verbs-v1.json`, matched by stem) after a question word and before its name
-  ("which roundup introduced the LYT Kit ..."), or a pronoun, passive or agent pattern of it, so its in-links become candidates (`inward_anchor`); `both` always does so from every
-  named note;
+  ("which roundup introduced the LYT Kit ..."), or a pronoun, passive or agent pattern of it, so
+  its in-links become candidates (`inward_anchor`); `both` always does so from every named note;
 * `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
   named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others.
 
@@ -58,6 +58,7 @@ _LIST_V1 = sorted((tuple(w.split()) for w in (
     "refer to", "referring to", "mentions", "mention", "mentioned", "cites", "cite", "cited", "credits", "credit",
     "credited", "lists", "list", "listed", "called", "calls", "said", "says", "embeds", "embed")), key=len, reverse=True)
 _GAP = int(VERBS["gap"])
+
 
 def profile(index: "SearchContext") -> str:
     """"notes" when the records were read from files (a folder of notes: metadata "path"), else
@@ -156,6 +157,7 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch],
             if before:
                 return max(before, key=lambda m: m.end)
     return None
+
 
 def name_fit(index: "SearchContext", named: Iterable[tuple[int, str]]) -> np.ndarray:
     """Per record: how specific the name that made it an anchor is (the lexical idf summed over the

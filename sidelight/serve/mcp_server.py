@@ -251,7 +251,7 @@ def http_app(service: Service, host: str = "127.0.0.1", allowed_hosts: list[str]
     """The streamable-HTTP MCP app (path /mcp) behind `Guard`: Host check and, when set, the access token."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .app import Guard
+    from .guard import Guard
 
     if allowed_hosts is None or "*" in allowed_hosts:  # --allow-host '*': no Host check at all
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)

@@ -65,7 +65,7 @@ def test_scifact_on_ray_equals_one_index(n_shards, cluster, scifact_dense, scifa
     queries = scifact_test[0]
     sharded = ShardedIndex.write_sharded(one.corpus, tmp_path / "idx", n_shards, dense=vectors, progress=False)
     sharded.dense.encode_query = encoded.__getitem__  # the same query vectors as the unsharded index
-    shards = serve_on_ray(sharded)
+    shards = serve_on_ray(sharded, budget=600.0)  # generous: a loaded machine must not cut a shard
     try:
         nodes = {ray.get(a.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
                  for a in shards.actors}
@@ -82,7 +82,7 @@ def test_scifact_on_ray_equals_one_index(n_shards, cluster, scifact_dense, scifa
 
 def test_foldoc_relation_lane_on_ray(cluster, foldoc_pair):
     one, sharded = foldoc_pair
-    shards = serve_on_ray(sharded)
+    shards = serve_on_ray(sharded, budget=600.0)  # generous: a loaded machine must not cut a shard
     try:
         for q in foldoc_test_queries():
             a, b = one.search_channels(q, 10), sharded.search_channels(q, 10)

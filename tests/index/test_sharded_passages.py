@@ -245,7 +245,7 @@ def test_on_ray_a_build_and_its_actors_answer_as_in_this_process(encoded, built,
             assert a.corpus.ids == b.corpus.ids
             for name in ("windows", "window_owner", "window_section"):
                 assert np.array_equal(np.asarray(getattr(a.dense, name)), np.asarray(getattr(b.dense, name)))
-        actors = serve_on_ray(on_ray, address="local")
+        actors = serve_on_ray(on_ray, address="local", budget=600.0)  # generous: a loaded machine must not cut a shard
         try:
             for method in ("dense", "hybrid-linear", "bm25-sections", "hybrid-sections"):
                 for q in QUERIES:
@@ -276,3 +276,16 @@ def test_on_ray_a_build_and_its_actors_answer_as_in_this_process(encoded, built,
                 [h.passage.section for h in results_with_passages(encoded_on_ray, y)]
     finally:
         ray.shutdown()
+
+
+def test_the_labs_section_picker_shows_what_search_shows_on_shards(built):
+    """section@3 (`lab.sections.Picker`) judges the section `search` shows: on shards too, where the
+    section windows' cosines come from the record's shard."""
+    from sidelight.lab.sections import Picker
+
+    one, sharded = built
+    for index in (one, sharded[2]):
+        picker = Picker(index)
+        for q in QUERIES:
+            for h in results_with_passages(index, index.search(q, "dense", 3)):
+                assert " > ".join(picker.heading(q, h.id)) == h.passage.section, (q, h.id)

@@ -119,7 +119,9 @@ def test_auto_stores_the_pick_and_search_uses_it(tmp_path, capsys):
     assert len(seeds) == 3
     assert ev["rewired"]["difference"] == pytest.approx(dev["bm25+ppr"]["overall"]["mrr@10"] - sum(seeds) / 3)
     assert ev["passes"] == (ev["lead"] > 0 and ev["rewired"]["ci_low"] > 0)
-    if not ev["passes"]:
+    if ev["passes"]:  # either way the pick follows the gate and its note says which
+        assert "graph may be picked: bm25+ppr" in sel["pick"]["note"]
+    else:
         assert sel["pick"]["chosen"] != "bm25+ppr" and "graph not picked: bm25+ppr" in sel["pick"]["note"]
     # section level: every test question whose target names a section (headings, links to a heading)
     res = json.loads((run / "test" / "result.json").read_text())

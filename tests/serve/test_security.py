@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 
 from sidelight.cli import main
 from sidelight.index import Index
-from sidelight.serve.app import MAX_JSON_DEPTH, PAGE_TOKEN_HEADER, _Depth, create_app
+from sidelight.serve.app import MAX_JSON_DEPTH, PAGE_TOKEN_HEADER, create_app
+from sidelight.serve.guard import _Depth
 from sidelight.serve.engine import Service
 from sidelight.web.served import served_page
 
