@@ -5,7 +5,7 @@ any lab module that does (protocol, benchmark, analysis, runner): it reads the r
 JSON and the benchmark file with its own small code, recomputes every per-method metric,
 the per-type tables and each contrast's bootstrap interval and sign-flip p-value, and
 reports agreement with the stored result.json (a test checks the import rule). Rankings are read
-plain or gzip-compressed (`packed`, which imports no lab code either). Before it
+plain or compressed (`packed`, which imports no lab code either). Before it
 recomputes anything it checks the run's record (`sidelight.lab.record`, which imports no lab
 code either) and refuses a run whose files do not match it.
 
@@ -35,7 +35,7 @@ def _load(path: Path):
 
 def _rankings(folder: Path) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {}
-    for p in ranking_files(folder):  # plain or gzip-compressed (`packed`, which imports no lab code)
+    for p in ranking_files(folder):  # plain or compressed (`packed`, which imports no lab code)
         for line in read_bytes(p).decode("utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)

@@ -14,7 +14,7 @@ cell is `row` (bold and code marks ignored), and requires cell `column` to equal
 README's sentence with `{}` where the figure stands; each figure is read from the run's `test/result.json` (after the audit
 checked the run's record), so an edited figure or an edited ranking fails.
 
-`compress_run` stores a run's rankings gzip-compressed in place (`packed`: the record keeps the sha256
+`compress_run` stores a run's rankings xz-compressed in place (`packed`: the record keeps the sha256
 of the uncompressed bytes, so the chain and the audit hold unchanged); committed runs are stored so.
 """
 
@@ -52,8 +52,8 @@ def _size(run: Path) -> int:
 
 
 def compress_run(run: Path) -> dict:
-    """Store every recorded ranking of the run folder `run` gzip-compressed, in place, under the run's
-    writer lock. The run is verified first (a run that does not match its record is refused, never
+    """Store every recorded ranking of the run folder `run` xz-compressed (plain or gzip before), in place,
+    under the run's writer lock. The run is verified first (a run that does not match its record is refused, never
     converted) and again after; each file is replaced atomically (`packed.compress_file`), so a
     conversion stopped at any point leaves a run that verifies, and running it again finishes it.
     Returns {"files": converted now, "before": bytes, "after": bytes}."""
@@ -61,7 +61,7 @@ def compress_run(run: Path) -> dict:
     if not (run / "freeze.json").is_file():
         raise InputError(f"{run}: not a run folder (no freeze.json)")
     with writer_lock(run):
-        for stale in run.glob("*/rankings/.*.gz.tmp"):  # a conversion stopped before its rename
+        for stale in run.glob("*/rankings/.*.tmp"):  # a conversion stopped before its rename
             stale.unlink()
         through = ("test" if (run / "test" / "record.json").is_file() else
                    "dev" if (run / "dev" / "record.json").is_file() else "freeze")

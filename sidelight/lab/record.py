@@ -11,7 +11,7 @@ are relative to the run folder. `verify_run` checks the chain up to a stage and 
 file, when a recorded file is missing or differs, when a stage folder holds a file its record does
 not list, or when a required file (result, selection, the rankings of every method run) is absent.
 
-A ranking file may be stored gzip-compressed (`packed`: `rankings/X.jsonl.gz` stands for the recorded
+A ranking file may be stored compressed (`packed`: `rankings/X.jsonl.xz` or `.gz` stands for the recorded
 `rankings/X.jsonl`); its recorded sha256 is always that of the uncompressed bytes, so compressing a run
 changes no record. Both forms may exist (a conversion that stopped halfway); then both must match.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import SidelightError
 from ..index.store import sha256_file as sha256_of
-from .packed import GZ, PackedError, compressible, forms, open_text, ranking_files, sha256_stored
+from .packed import PackedError, compressible, forms, is_packed, open_text, ranking_files, recorded_name, sha256_stored
 
 STAGES = ("freeze", "dev", "test")
 RECORD_NAME = "record.json"
@@ -95,7 +95,7 @@ def _check_self(run: Path, rel: str, obj: dict, stage: str) -> None:
 
 
 def _check_file(run: Path, rel: str, sha: str, stage: str) -> None:
-    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.gz`)."""
+    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.xz`/`.gz`)."""
     path = run / rel
     found = forms(path) if compressible(rel) else [path] if path.is_file() else []
     if not found:
@@ -103,7 +103,7 @@ def _check_file(run: Path, rel: str, sha: str, stage: str) -> None:
                            "after it was written)")
     for form in found:
         try:
-            ok = (sha256_stored(form) if form.name.endswith(GZ) else sha256_of(form)) == sha
+            ok = (sha256_stored(form) if is_packed(form.name) else sha256_of(form)) == sha
         except PackedError as e:
             raise RefusedError(str(e)) from None
         if not ok:
@@ -127,9 +127,7 @@ def _check_stage(run: Path, stage: str, want_prev: dict[str, str]) -> dict:
             raise _altered(run, rel, f"{stage} stage")
         _check_file(run, f, sha, stage)
     for path in sorted((run / stage).rglob("*")):
-        f = path.relative_to(run).as_posix()
-        if f.endswith(GZ) and compressible(f[: -len(GZ)]):
-            f = f[: -len(GZ)]  # a ranking stored compressed stands for its recorded plain name
+        f = recorded_name(path.relative_to(run).as_posix())  # a ranking stored compressed stands for its plain name
         if path.is_file() and f != rel and f not in rec["files"] and path.name not in IGNORED:
             raise RefusedError(f"{path} is not in the {stage} stage's record; the run was altered after it "
                                "was written")
@@ -267,7 +265,7 @@ def verify_run(run: Path, through: str = "test") -> dict:
 
 
 def read_rankings(folder: Path) -> dict[str, dict]:
-    """label -> qid -> row, from every rankings/*.jsonl (stored plain or gzip-compressed, `packed`)."""
+    """label -> qid -> row, from every rankings/*.jsonl (stored plain or compressed, `packed`)."""
     out: dict[str, dict] = {}
     for p in ranking_files(folder):
         with open_text(p) as f:

@@ -1,11 +1,13 @@
-"""Rankings stored gzip-compressed (`sidelight lab compress`): the record, the chain and the audit hold
-unchanged because hashes are of the uncompressed bytes; a compressed ranking is still tamper-evident; a
-conversion stopped halfway leaves a run that verifies. The system `gzip` is the independent decoder."""
+"""Rankings stored compressed (`sidelight lab compress`: xz; gzip, the first runs' form, still read and
+converted): the record, the chain and the audit hold unchanged because hashes are of the uncompressed
+bytes; a compressed ranking is still tamper-evident; a conversion stopped halfway leaves a run that
+verifies. The system `xz` and `gzip` are the independent decoders."""
 
 from __future__ import annotations
 
-import gzip
 import json
+import lzma
+import random
 import shutil
 import subprocess
 
@@ -15,7 +17,7 @@ from sidelight.cli import main
 from sidelight.lab import runner
 from sidelight.lab.audit import audit
 from sidelight.lab.committed import compress_run
-from sidelight.lab.packed import compress_file, gzip_bytes, packed
+from sidelight.lab.packed import GZ, compress_file, gzip_bytes, packed, xz_bytes
 from sidelight.lab.record import RECORD_NAME, sha256_of, verify_run
 from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, run_split
 
@@ -23,6 +25,7 @@ from tests.lab.test_runner import make_lab
 
 IMPL = ("0" * 64, {})  # other people edit the package while tests run: pin the implementation hash
 GZIP = shutil.which("gzip")
+XZ = shutil.which("xz")
 
 
 @pytest.fixture(autouse=True)
@@ -61,6 +64,34 @@ def test_the_gzip_stream_is_deterministic_and_decodes_with_the_system_gzip():
         assert subprocess.run([GZIP, "-dc"], input=a, capture_output=True, check=True).stdout == data
 
 
+def test_the_xz_stream_is_deterministic_and_decodes_with_the_system_xz():
+    rng = random.Random(0)  # rankings-like lines: 100 ids of 5,000 per query (xz's gain shows at this size)
+    data = "".join(json.dumps({"qid": f"q{i}", "ids": [f"doc{rng.randrange(5000)}" for _ in range(100)]}) + "\n"
+                   for i in range(300)).encode()
+    a, b = xz_bytes(data), xz_bytes(data)
+    assert a == b and a[:6] == b"\xfd7zXZ\x00" and len(a) < len(gzip_bytes(data))
+    if XZ:
+        assert subprocess.run([XZ, "-dc"], input=a, capture_output=True, check=True).stdout == data
+
+
+def test_a_run_stored_as_gzip_still_verifies_and_compress_turns_it_into_xz(full, tmp_path):
+    run = copy(full, tmp_path)
+    originals = {p.relative_to(run).as_posix(): p.read_bytes() for p in plain_rankings(run)}
+    before_audit = audit(run)
+    for rel, data in originals.items():  # a run compressed before xz: every ranking as .gz alone
+        packed(run / rel, GZ).write_bytes(gzip_bytes(data))
+        (run / rel).unlink()
+    verify_run(run)
+    assert audit(run)["checks"] == before_audit["checks"]
+    assert compress_run(run)["files"] == len(originals)
+    assert not list(run.glob("*/rankings/*.gz")) and plain_rankings(run) == []
+    for rel, data in originals.items():
+        if XZ:
+            assert subprocess.run([XZ, "-dc", str(packed(run / rel))], capture_output=True, check=True).stdout == data
+    verify_run(run)
+    assert audit(run)["agree"]
+
+
 def test_compressing_a_run_keeps_its_record_its_rankings_and_its_audit(full, tmp_path):
     run = copy(full, tmp_path)
     originals = {p.relative_to(run).as_posix(): p.read_bytes() for p in plain_rankings(run)}
@@ -71,9 +102,10 @@ def test_compressing_a_run_keeps_its_record_its_rankings_and_its_audit(full, tmp
     assert r["files"] == len(originals) > 0 and r["after"] < r["before"]
     assert plain_rankings(run) == []
     for rel, data in originals.items():
-        gz = packed(run / rel)
-        if GZIP:  # an independent decoder gives back exactly the bytes the lab wrote
-            assert subprocess.run([GZIP, "-dc", str(gz)], capture_output=True, check=True).stdout == data
+        xz = packed(run / rel)
+        assert xz.name.endswith(".jsonl.xz")
+        if XZ:  # an independent decoder gives back exactly the bytes the lab wrote
+            assert subprocess.run([XZ, "-dc", str(xz)], capture_output=True, check=True).stdout == data
     assert {s: (run / s / RECORD_NAME).read_bytes() for s in ("dev", "test")} == records  # no record rewritten
     verify_run(run)
     assert read_rankings(run / "test" / "rankings") == before_ranks
@@ -86,7 +118,7 @@ def test_compressing_a_run_keeps_its_record_its_rankings_and_its_audit(full, tmp
 def test_a_conversion_stopped_halfway_still_verifies_and_a_rerun_finishes_it(full, tmp_path):
     run = copy(full, tmp_path)
     first = plain_rankings(run)[0]
-    packed(first).write_bytes(gzip_bytes(first.read_bytes()))  # the .gz renamed in, the plain file not yet removed
+    packed(first).write_bytes(xz_bytes(first.read_bytes()))  # the .xz renamed in, the plain file not yet removed
     stale = first.with_name(f".{packed(first).name}.tmp")
     stale.write_bytes(b"half a gzip")  # and another stopped before its rename
     with pytest.raises(RefusedError, match="not in the .* stage's record"):
@@ -102,34 +134,34 @@ def test_a_conversion_stopped_halfway_still_verifies_and_a_rerun_finishes_it(ful
 def test_an_edited_compressed_ranking_is_refused_naming_it(full, tmp_path):
     run = copy(full, tmp_path)
     compress_run(run)
-    gz = run / "test" / "rankings" / "bm25.jsonl.gz"
-    rows = [json.loads(x) for x in gzip.decompress(gz.read_bytes()).decode().splitlines()]
+    xz = run / "test" / "rankings" / "bm25.jsonl.xz"
+    rows = [json.loads(x) for x in lzma.decompress(xz.read_bytes()).decode().splitlines()]
     rows[0]["ids"][0], rows[0]["ids"][1] = rows[0]["ids"][1], rows[0]["ids"][0]
-    gz.write_bytes(gzip_bytes("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()))
-    with pytest.raises(RefusedError, match=r"test/rankings/bm25\.jsonl\.gz does not match the hash recorded"):
+    xz.write_bytes(xz_bytes("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()))
+    with pytest.raises(RefusedError, match=r"test/rankings/bm25\.jsonl\.xz does not match the hash recorded"):
         verify_run(run)
-    with pytest.raises(RefusedError, match=r"bm25\.jsonl\.gz does not match"):
+    with pytest.raises(RefusedError, match=r"bm25\.jsonl\.xz does not match"):
         audit(run)
 
 
 def test_a_damaged_compressed_ranking_is_refused_in_one_line(full, tmp_path):
     run = copy(full, tmp_path)
     compress_run(run)
-    gz = run / "dev" / "rankings" / "bm25.jsonl.gz"
-    gz.write_bytes(gz.read_bytes()[: len(gz.read_bytes()) // 2])
-    with pytest.raises(RefusedError, match=r"bm25\.jsonl\.gz is not a readable gzip stream"):
+    xz = run / "dev" / "rankings" / "bm25.jsonl.xz"
+    xz.write_bytes(xz.read_bytes()[: len(xz.read_bytes()) // 2])
+    with pytest.raises(RefusedError, match=r"bm25\.jsonl\.xz is not a readable xz stream"):
         verify_run(run)
 
 
-def test_two_forms_that_differ_and_an_unrecorded_gz_are_refused(full, tmp_path):
+def test_two_forms_that_differ_and_an_unrecorded_packed_file_are_refused(full, tmp_path):
     run = copy(full, tmp_path)
     plain = run / "test" / "rankings" / "tfidf.jsonl"
-    packed(plain).write_bytes(gzip_bytes(plain.read_bytes() + b"\n"))
-    with pytest.raises(RefusedError, match=r"tfidf\.jsonl\.gz does not match"):
+    packed(plain).write_bytes(xz_bytes(plain.read_bytes() + b"\n"))
+    with pytest.raises(RefusedError, match=r"tfidf\.jsonl\.xz does not match"):
         verify_run(run)
     packed(plain).unlink()
-    (run / "test" / "rankings" / "zz-bm25.jsonl.gz").write_bytes(gzip_bytes(plain.read_bytes()))
-    with pytest.raises(RefusedError, match=r"zz-bm25\.jsonl\.gz is not in the test stage's record"):
+    (run / "test" / "rankings" / "zz-bm25.jsonl.xz").write_bytes(xz_bytes(plain.read_bytes()))
+    with pytest.raises(RefusedError, match=r"zz-bm25\.jsonl\.xz is not in the test stage's record"):
         verify_run(run)
 
 
