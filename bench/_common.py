@@ -124,3 +124,22 @@ def use_cached_vectors(index, vectors: dict) -> None:
 
 
 started()  # the commit and tree this script starts from
+
+
+def wordnet_index():
+    """The lexical `wordnet-all` index, cached under .cache/indexes/wordnet-all-lexical and rebuilt when
+    WordNet changed (`bench/lookup.py` and `bench/teacher_curve.py` share it)."""
+    from sidelight.config import cache_dir
+    from sidelight.corpus.sources import load_source
+    from sidelight.errors import IndexFormatError
+    from sidelight.index import Index
+
+    path = cache_dir() / "indexes" / "wordnet-all-lexical"
+    try:
+        index = Index.load(path)
+        if index.corpus.content_hash() != load_source("wordnet-all").content_hash() or index.corpus.alias_weight != 1:
+            raise IndexFormatError("stale")
+    except IndexFormatError:
+        index = Index.build(load_source("wordnet-all"), progress=False)
+        index.save(path, force=True)
+    return index

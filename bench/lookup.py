@@ -27,14 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import SINGLE_THREAD, now, print_table, write_json  # noqa: E402
+from _common import SINGLE_THREAD, now, print_table, wordnet_index, write_json  # noqa: E402
 
 os.environ.update(SINGLE_THREAD)
 
-from sidelight.config import cache_dir  # noqa: E402
-from sidelight.corpus.sources import load_source  # noqa: E402
-from sidelight.errors import IndexFormatError  # noqa: E402
-from sidelight.index import Index  # noqa: E402
 
 DESCRIPTIONS = [
     "a tower by the sea with a bright lamp that warns ships",
@@ -94,14 +90,7 @@ def main() -> int:
     ap.add_argument("--choose", action="store_true", help="score the default's candidates on describe-v1 instead")
     args = ap.parse_args()
     params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
-    path = cache_dir() / "indexes" / "wordnet-all-lexical"
-    try:
-        index = Index.load(path)
-        if index.corpus.content_hash() != load_source("wordnet-all").content_hash() or index.corpus.alias_weight != 1:
-            raise IndexFormatError("stale")
-    except IndexFormatError:
-        index = Index.build(load_source("wordnet-all"), progress=False)
-        index.save(path, force=True)
+    index = wordnet_index()
     if args.dense:
         from sidelight.lab.densecache import dense_store
 

@@ -25,30 +25,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import print_table, write_json  # noqa: E402
+from _common import print_table, wordnet_index, write_json  # noqa: E402
 
-from sidelight.config import cache_dir  # noqa: E402
 from sidelight.corpus.sources import load_source  # noqa: E402
-from sidelight.errors import IndexFormatError  # noqa: E402
 from sidelight.index import Index  # noqa: E402
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 DEV = [("describe-v1", None), ("describe-v2", "dev")]  # (benchmark, split kept; None: all of it)
 DEPTH = 100
 TRAIN_FLAGS = {"teacher": "gcide", "mini_batch": 0, "seed": 0}
-
-
-def wordnet_index() -> Index:
-    """The lexical wordnet-all index, cached under .cache/indexes (as bench/lookup.py keeps it)."""
-    path = cache_dir() / "indexes" / "wordnet-all-lexical"
-    try:
-        index = Index.load(path)
-        if index.corpus.content_hash() != load_source("wordnet-all").content_hash() or index.corpus.alias_weight != 1:
-            raise IndexFormatError("stale")
-    except IndexFormatError:
-        index = Index.build(load_source("wordnet-all"), progress=False)
-        index.save(path, force=True)
-    return index
 
 
 def dev_questions(corpus) -> list[tuple[str, str, str]]:

@@ -73,14 +73,27 @@ def export_page(index: Index) -> None:
                   f"it searches on your device and fetches nothing)")
 
 
+def show_blind_then_reveal(db, question: str, res: dict) -> None:
+    """A seated answer as the reader meets it: the passages with the seat mixed in blind, then the panel
+    revealed once the reader's answer is fixed by its hash."""
+    import hashlib
+
+    from .serendipity.reveal import reveal
+
+    table(f"{question} -- {len(res['passages'])} passages, the seated one(s) mixed in blind", ["#", "id", "title"],
+          [(i + 1, p["id"], p["title"][:70]) for i, p in enumerate(res["passages"])])
+    answer = f"demo answer to: {question}"
+    console.print(f"the reader's answer is fixed first (sha256 of {answer!r}); then the reveal:")
+    console.print(reveal(db, res["trace_id"], hashlib.sha256(answer.encode()).hexdigest())["panel"], markup=False)
+
+
 def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     """Certify SciFact (once; cached in INDEX/serendipity/), then the first test claim, in file order, whose
     floor reaches a certified pair: its passages with the connection mixed in blind, then, after the
     answer's hash is fixed, the panel that says which passage was seated and why."""
-    import hashlib
 
     from .serendipity.db import SerDB
-    from .serendipity.reveal import connections, get_floor, positions_of, reveal
+    from .serendipity.reveal import connections, get_floor, positions_of
     from .serendipity.store import Serendipity
     from .store.lock import writer_lock
 
@@ -110,11 +123,7 @@ def serendipity_example(index: Index, queries: dict[str, str]) -> None:
     else:
         console.print("no test claim's floor reaches a certified pair")
         return
-    table(f"{q} -- {len(res['passages'])} passages, the seated one(s) mixed in blind", ["#", "id", "title"],
-          [(i + 1, p["id"], p["title"][:70]) for i, p in enumerate(res["passages"])])
-    answer = f"demo answer to: {q}"
-    console.print(f"the reader's answer is fixed first (sha256 of {answer!r}); then the reveal:")
-    console.print(reveal(db, res["trace_id"], hashlib.sha256(answer.encode()).hexdigest())["panel"], markup=False)
+    show_blind_then_reveal(db, q, res)
 
 
 NOTES_QUESTION = "how do I make the text bigger on my phone"
@@ -171,10 +180,9 @@ def notes_serendipity(index: Index) -> None:
     """The vault's certificate (once; cached in INDEX/serendipity/): chunks are the notes' sections and
     two notes must be at least 3 links apart; then the first of `NOTES_CONNECTIONS` whose floor seats a
     certified connection, shown blind, then revealed after the answer's hash is fixed."""
-    import hashlib
 
     from .serendipity.db import SerDB
-    from .serendipity.reveal import connections, reveal
+    from .serendipity.reveal import connections
     from .serendipity.store import Serendipity
     from .store.lock import writer_lock
 
@@ -201,11 +209,7 @@ def notes_serendipity(index: Index) -> None:
     else:
         console.print("none of the demo's questions seats a connection")
         return
-    table(f"{q} -- {len(res['passages'])} passages, the seated one(s) mixed in blind", ["#", "id", "title"],
-          [(i + 1, p["id"], p["title"][:70]) for i, p in enumerate(res["passages"])])
-    answer = f"demo answer to: {q}"
-    console.print(f"the reader's answer is fixed first (sha256 of {answer!r}); then the reveal:")
-    console.print(reveal(db, res["trace_id"], hashlib.sha256(answer.encode()).hexdigest())["panel"], markup=False)
+    show_blind_then_reveal(db, q, res)
 
 
 def main() -> int:
