@@ -47,8 +47,9 @@ PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight"
 VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
 #: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):
 #: "verbs" (question word ... verb NAME), "pronoun" (NAME? which ... verb it), "passive" (NAME is verb-ed in
-#: which ...), "agent" (which ... designed by NAME); "list-v1" is the hand list before them (`_LIST_V1`)
-RULES = ("verbs", "pronoun", "passive", "agent", "list-v1")
+#: which ...), "agent" (which ... designed by NAME); "list-v1" is the hand list before them (`_LIST_V1`);
+#: "subject" narrows "verbs" and "pronoun" to questions whose asked-for note is the verb's subject (`_subject_asks`)
+RULES = ("verbs", "pronoun", "passive", "agent", "list-v1", "subject")
 INWARD_RULES: tuple[str, ...] = ("verbs", "pronoun", "passive", "agent")
 #: the lane's `inward` parameter: "lexicon" reads `INWARD_RULES`, "list-v1" the hand list alone
 INWARDS = ("lexicon", "list-v1")
@@ -58,6 +59,11 @@ _LIST_V1 = sorted((tuple(w.split()) for w in (
     "refer to", "referring to", "mentions", "mention", "mentioned", "cites", "cite", "cited", "credits", "credit",
     "credited", "lists", "list", "listed", "called", "calls", "said", "says", "embeds", "embed")), key=len, reverse=True)
 _GAP = int(VERBS["gap"])
+#: closed-class words that open a clause with a subject of its own: nominative pronouns, do-support and
+#: modal auxiliaries, and the question adverbs ("what does NAME recommend", "which plugin lets you use ...",
+#: "which note suggests how maintainers should mark ...")
+_CLAUSE = frozenset(("i", "you", "he", "she", "we", "they", "do", "does", "did", "can", "could", "will", "would",
+                     "shall", "should", "may", "might", "must", "how", "when", "why", "whether", "if"))
 
 
 def profile(index: "SearchContext") -> str:
@@ -107,6 +113,25 @@ def _is(token: str, key: str) -> bool:
     return str(_stemmer().stemWord(token)) in _stems(key)
 
 
+def _subject_asks(tokens: list[str], matches: list[NameMatch], i: int, name_start: int | None) -> bool:
+    """Whether the question's grammar makes the asked-for note the subject of the verb at `i` (rule
+    "subject"): a question word (what, which, who, ...) opens the clause before the verb and does not
+    follow a name ("people who support him": a relative clause of the name); no other
+    subject stands between them (a pronoun, a do or modal auxiliary: "what does NAME recommend",
+    "which plugin lets you use ..."; a name right before the verb, not in a prepositional phrase:
+    "which NAME lists", where "which theme by NAME lists" still asks); and the named object (at
+    `name_start`, when after the verb) is not in a clause of its own ("suggests how maintainers
+    should mark NAME"). "NAME lists which ..." has no question word before the verb."""
+    wh = frozenset(VERBS["question_words"])
+    q = max((j for j in range(i) if tokens[j] in wh), default=None)
+    if q is None or any(t in _CLAUSE for t in tokens[q + 1:i]) or any(m.end == q for m in matches):
+        return False  # no question word; another subject; or "NAME who ...", a relative clause of the name
+    preps = frozenset(VERBS["prepositions"])
+    if any(m.end == i and tokens[m.start - 1:m.start] != [] and tokens[m.start - 1] not in preps for m in matches):
+        return False
+    return name_start is None or not any(t in _CLAUSE or t in wh for t in tokens[i + 1:name_start])
+
+
 def inward_anchor(tokens: list[str], matches: list[NameMatch],
                   rules: Sequence[str] | None = None) -> NameMatch | None:
     """The name a question asks in-links of, else None (`rules`: default `INWARD_RULES`):
@@ -119,7 +144,9 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch],
       ("Hider is listed in which theme");
     * agent: a verb of making after a question word, then "by" and the name ("which theme was
       designed by Anto" -> Anto: the theme credits its author);
-    * list-v1: relation-notes-v1's hand list of phrases after a question word.
+    * list-v1: relation-notes-v1's hand list of phrases after a question word;
+    * subject: "verbs" and "pronoun" fire only when the asked-for note is the verb's subject
+      (`_subject_asks`), not a named note ("what does NAME recommend for ...", "NAME lists which ...").
     The leftmost firing verb decides."""
     rules = INWARD_RULES if rules is None else tuple(rules)
     wh = frozenset(VERBS["question_words"])
@@ -147,11 +174,14 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch],
                 return max(before, key=lambda m: m.end)
         if not asked:
             continue
+        gate = "subject" in rules
         if "verbs" in rules:
             after = [m for m in matches if 0 <= m.start - (i + 1) <= _GAP]
-            if after:
-                return min(after, key=lambda m: m.start)
-        if "pronoun" in rules and any(t in VERBS["pronouns"] for t in tokens[i + 1:i + 1 + _GAP]):
+            first = min(after, key=lambda m: m.start) if after else None
+            if first is not None and (not gate or _subject_asks(tokens, matches, i, first.start)):
+                return first
+        if "pronoun" in rules and any(t in VERBS["pronouns"] for t in tokens[i + 1:i + 1 + _GAP]) \
+                and (not gate or _subject_asks(tokens, matches, i, None)):
             q = max(j for j in range(i) if tokens[j] in wh) if any(tokens[j] in wh for j in range(i)) else None
             before = [m for m in matches if q is not None and m.end <= q]
             if before:
