@@ -91,7 +91,8 @@ RELATION_PARAMS = (
     Param("name_weight", float, None, "query-aware: weight of the named part (a direct link with the note the "
           "question names, by how specific its name is); unset: the collection profile's value", low=0.0),
     Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
-          "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns) or list-v1 (the phrase "
+          "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns), subject (the lexicon only "
+          "where the asked-for note is the verb's subject: not 'what does NAME recommend') or list-v1 (the phrase "
           "list relation-notes-v1 was scored with)", choices=INWARDS),
 )
 RELATION_DEFAULTS = {p.name: p.default for p in RELATION_PARAMS}

@@ -51,19 +51,20 @@ VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/r
 #: "subject" narrows "verbs" and "pronoun" to questions whose asked-for note is the verb's subject (`_subject_asks`)
 RULES = ("verbs", "pronoun", "passive", "agent", "list-v1", "subject")
 INWARD_RULES: tuple[str, ...] = ("verbs", "pronoun", "passive", "agent")
-#: the lane's `inward` parameter: "lexicon" reads `INWARD_RULES`, "list-v1" the hand list alone
-INWARDS = ("lexicon", "list-v1")
+#: the lane's `inward` parameter: "lexicon" reads `INWARD_RULES`, "subject" the same with the "subject" rule
+#: (not the default: on relation-notes-v1 + v2 dev it turns 1 of 30 out-link questions backwards instead of 5,
+#: MRR@10 all 0.536 -> 0.535, bench/relation_notes_cues.py --grid), "list-v1" the hand list alone
+INWARDS = ("lexicon", "subject", "list-v1")
 #: the hand list relation-notes-v1 was scored with (rule "list-v1"), kept to measure the lexicon against
 _LIST_V1 = sorted((tuple(w.split()) for w in (
     "links to", "link to", "linked to", "linking to", "points to", "point to", "pointing to", "refers to",
     "refer to", "referring to", "mentions", "mention", "mentioned", "cites", "cite", "cited", "credits", "credit",
     "credited", "lists", "list", "listed", "called", "calls", "said", "says", "embeds", "embed")), key=len, reverse=True)
 _GAP = int(VERBS["gap"])
-#: closed-class words that open a clause with a subject of its own: nominative pronouns, do-support and
-#: modal auxiliaries, and the question adverbs ("what does NAME recommend", "which plugin lets you use ...",
-#: "which note suggests how maintainers should mark ...")
+#: closed-class words of a clause with a subject of its own: nominative pronouns, do-support and modal
+#: auxiliaries ("what does NAME recommend", "which plugin lets you use ...", "... how maintainers should mark NAME")
 _CLAUSE = frozenset(("i", "you", "he", "she", "we", "they", "do", "does", "did", "can", "could", "will", "would",
-                     "shall", "should", "may", "might", "must", "how", "when", "why", "whether", "if"))
+                     "shall", "should", "may", "might", "must"))
 
 
 def profile(index: "SearchContext") -> str:
@@ -94,7 +95,8 @@ def reversed_of(index: "SearchContext") -> "Graph":
 
 def inward_rules(inward: str) -> tuple[str, ...]:
     """The patterns `inward_anchor` reads for the lane's `inward` parameter (`INWARDS`)."""
-    return ("list-v1",) if inward == "list-v1" else INWARD_RULES
+    return ("list-v1",) if inward == "list-v1" else (*INWARD_RULES, "subject") if inward == "subject" \
+        else INWARD_RULES
 
 
 @lru_cache(maxsize=1)

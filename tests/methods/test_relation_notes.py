@@ -169,3 +169,43 @@ def test_the_inward_parameter_chooses_lexicon_or_hand_list(notes):
     assert lexicon.params["backward_from"] == ["n1"] and "backward_from" not in hand.params
     # Delta Roundup and Gamma Theme link to Alpha Plugin: only the backward spread reaches them
     assert {"n3", "n4"} <= set(ranked(notes, lexicon)) and not {"n3", "n4"} & set(ranked(notes, hand))
+
+
+@pytest.mark.parametrize("question, asked", [
+    # the asked-for note is the verb's subject: its object, the named note, is linked TO (in-links)
+    ("which roundup recommends the Alpha Plugin for tables", "alpha plugin"),
+    ("which theme by Epsilon lists Alpha Plugin", "alpha plugin"),  # a name after "by" belongs to the subject
+    ("Alpha Plugin is featured in which roundup", "alpha plugin"),  # passive: the asked-for note is the agent
+    # a named note (or another subject) is the verb's subject: its out-links are asked for
+    ("what does the Delta Roundup recommend for Beta Guide readers", None),  # do-support: the name is the subject
+    ("which plugin does the Delta Roundup recommend for Beta Guide users", None),
+    ("which plugin lets you use Beta Guide tables", None),  # "you" is the subject of "use"
+    ("Delta Roundup's note mentions which Alpha Plugin feature", None),  # NAME VERBs which ...: no question before
+    ("the Gamma Theme note thanks Epsilon who mentions it; which plugin is that", None),  # a relative clause of a name
+    ("which note suggests how readers should cite Alpha Plugin", None),  # the name in a clause of its own
+])
+def test_the_subject_rule_reads_the_verb_lexicon_only_when_the_asked_for_note_is_its_subject(question, asked):
+    """Hand-read grammar: who does the linking (the verb's subject) decides the direction. The
+    lexicon without the rule fires on every one of these but the first three."""
+    from sidelight.methods.relation_cues import QUESTION_WORDS, RESIDUAL_STOP
+    from sidelight.methods.relation_notes import INWARD_RULES, inward_anchor
+    from sidelight.structures.names import NameMatcher, name_tokens
+
+    matcher = NameMatcher([(t, i) for i, (_, t, _) in enumerate(NOTES)], RESIDUAL_STOP)
+    tokens = name_tokens(question)
+    matches = matcher.find(question, skip={i for i, t in enumerate(tokens) if t in QUESTION_WORDS})
+    got = inward_anchor(tokens, matches, (*INWARD_RULES, "subject"))
+    assert (got.name if got else None) == asked
+    # without the rule the lexicon reads every one of them as an in-link question
+    assert inward_anchor(tokens, matches, INWARD_RULES) is not None
+
+
+def test_the_inward_parameter_subject_keeps_out_link_questions_forward(notes):
+    q = "what does the Delta Roundup recommend for Alpha Plugin users"
+    lexicon = relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue"})
+    subject = relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue", "inward": "subject"})
+    assert lexicon.params["backward_from"] == ["n1"] and "backward_from" not in subject.params
+    # an in-link question still goes backwards from the note it names
+    q = "which roundup recommends the Alpha Plugin"
+    assert relation_rank(notes, q, 10, {**ONLY_GRAPH, "direction": "cue", "inward": "subject"}
+                         ).params["backward_from"] == ["n1"]
