@@ -10,7 +10,9 @@ may ask what links TO a note. Three parameters of the lane serve this:
   the question asks for a note that links to it: a relation verb of a small lexicon
   (`data/relation-verbs-v1.json`, matched by stem) after a question word and before its name
   ("which roundup introduced the LYT Kit ..."), or a pronoun, passive or agent pattern of it, so
-  its in-links become candidates (`inward_anchor`); `both` always does so from every named note;
+  its in-links become candidates (`inward_anchor`; `inward=subject` reads the verbs only where the
+  asked-for note is the verb's subject, not "what does NAME recommend"); `both` always does so from
+  every named note;
 * `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
   named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others.
 
