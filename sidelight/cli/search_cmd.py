@@ -79,7 +79,8 @@ def run_search(args: argparse.Namespace) -> int:
     def answer() -> dict:
         with index.watch() as cov:
             found, used = run_method(index, args.query, args.method, k, where, params, budget=budget)
-        found = Results(found.hits, found.query, found.method, cov.pair if cov is not None else None)
+        found = Results(found.hits, found.query, found.method, cov.pair if cov is not None else None,
+                        found.trace_id, found.params, found.cut)
         if args.snippet_chars:
             found = results_with_passages(index, found, PassageSettings(snippet_chars=args.snippet_chars))
         out: dict[str, Any] = {"results": found, "_log_lanes": [{"channel": used, "hits": len(found)}]}

@@ -176,6 +176,5 @@ def section_query_vector(index: "Index", query: str) -> np.ndarray | None:
 
 
 def results_with_passages(index: "Index", results: Results, settings: PassageSettings = PassageSettings()) -> Results:
-    """`results` with every hit's best passage (same query, method and coverage)."""
-    return Results(with_passages(index, results.hits, results.query, settings), results.query, results.method,
-                   results.coverage)
+    """`results` with every hit's best passage (the same answer otherwise: query, method, coverage, trace)."""
+    return results.with_hits(with_passages(index, results.hits, results.query, settings))

@@ -9,6 +9,7 @@ import pytest
 from sidelight.corpus import Corpus, Record
 from sidelight.index import Index
 from sidelight.index.passages import PassageSettings, QueryTerms, results_with_passages, snippet
+from sidelight.results import Results
 
 TEXT = ("Intro to the app.\n\n"
         "Appearance\nYou can change the font size in settings. Pinch zoom adjusts text size on mobile.\n\n"
@@ -72,3 +73,13 @@ def test_snippets_are_bounded_and_keep_the_match(index):
 def test_settings_bound_the_snippet(index):
     hits = results_with_passages(index, index.search("sync notes device", "bm25", 1), PassageSettings(snippet_chars=30))
     assert len(hits[0].passage.snippet) <= 30
+
+
+def test_adding_passages_keeps_the_rest_of_the_answer(index):
+    """A lane's answer keeps its trace id, params and cut flag when its hits gain passages (feedback credits a
+    hit through the trace id, so losing it would cut the answer off from feedback)."""
+    found = index.search("pinch zoom", "bm25", 2)
+    traced = Results(found.hits, found.query, found.method, (1, 2), "t" * 32, {"k1": 1.2}, cut=True)
+    out = results_with_passages(index, traced)
+    assert out[0].passage is not None
+    assert (out.trace_id, out.params, out.cut, out.coverage, out.method) == ("t" * 32, {"k1": 1.2}, True, (1, 2), "bm25")
