@@ -38,16 +38,19 @@ GRID = (("list-v1",), ("verbs",), ("verbs", "pronoun"), ("verbs", "pronoun", "pa
 
 def score(index, questions: list[dict], rules: tuple[str, ...]) -> list[dict]:
     """Per question: backward or not, the anchor named or not, the target's rank (None past 10)."""
-    relation_notes.INWARD_RULES = rules
+    lane_rules, relation_notes.INWARD_RULES = relation_notes.INWARD_RULES, rules  # the lane reads them at rank time
     out = []
-    for q in questions:
-        r = relation_rank(index, q["query"], 10, {})
-        hits = [index.ids[h.node] for h in r.hits]
-        target = q["targets"][0]["doc"]
-        named = [index.ids[a.position] for a in r.anchors if a.why == "name"]
-        out.append({"qid": q["qid"], "kind": q["kind"], "backward": bool(r.params.get("backward_from")),
-                    "rank": hits.index(target) + 1 if target in hits else None, "anchor_named": q["anchor"] in named,
-                    "query": q["query"]})
+    try:
+        for q in questions:
+            r = relation_rank(index, q["query"], 10, {})
+            hits = [index.ids[h.node] for h in r.hits]
+            target = q["targets"][0]["doc"]
+            named = [index.ids[a.position] for a in r.anchors if a.why == "name"]
+            out.append({"qid": q["qid"], "kind": q["kind"], "backward": bool(r.params.get("backward_from")),
+                        "rank": hits.index(target) + 1 if target in hits else None,
+                        "anchor_named": q["anchor"] in named, "query": q["query"]})
+    finally:
+        relation_notes.INWARD_RULES = lane_rules
     return out
 
 
