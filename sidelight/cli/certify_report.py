@@ -10,6 +10,12 @@ def _fmt(x, digits: int = 2) -> str:
     return "-" if x is None else (f"{x:.{digits}f}" if isinstance(x, float) else str(x))
 
 
+def boilerplate_line(b: dict) -> str:
+    """The section-chunk boilerplate rule's count, one line (`serendipity.chunks.boilerplate_sections`)."""
+    return (f"{b['sections']} sections left out ({b['texts']} distinct texts in {b['notes']} notes); rule: {b['rule']}"
+            + (f"; most widespread: {b['examples'][0]!r}" if b.get("examples") else ""))
+
+
 def blocks(ser, out: Path, proxies: dict | None) -> list[tuple]:
     from ..lab.figures import evidence_by_bin_figure
 
@@ -23,7 +29,9 @@ def blocks(ser, out: Path, proxies: dict | None) -> list[tuple]:
              ["candidates", s["candidates"]], ["target passes", s["target_passes"]],
              ["placebo passes per corpus", ", ".join(map(str, s["placebo_passes"]))],
              ["placebo / target", f"{_fmt(ratio, 3)}" + (f" (95% interval {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")],
-             ["distance rule", s["graph"]], ["kinship vectors", s.get("kinship_vectors", "")]])]
+             ["distance rule", s["graph"]], ["kinship vectors", s.get("kinship_vectors", "")]]
+          + ([["boilerplate sections (no chunk)", boilerplate_line(s["boilerplate_sections"])]]
+             if s.get("boilerplate_sections") else []))]
     edges = s["kinship_edges"]
     B += [("h2", "By kinship bin"),
           ("table", ["bin", "kinship from", "threshold", "target passes", "placebo passes (mean)"],

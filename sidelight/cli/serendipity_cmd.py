@@ -11,6 +11,7 @@ from ..serendipity.reveal import CONNECTIONS_SEED
 from ..serendipity.sae import SAE_SEED, SAEConfig
 from ..serendipity.seating import DEFAULT_DIAL, MAX_DIAL
 from ..serendipity.verdicts import CALIBRATION_SIZE
+from .certify_report import boilerplate_line
 from .args import add_deprecated, add_json, add_output, add_top_k, check_top_k
 from .output import console, print_json, table
 
@@ -122,6 +123,8 @@ def run_certify(args: argparse.Namespace) -> int:
             ("placebo passes", f"{s['placebo_passes']} (mean {s['placebo_mean']:.1f})"),
             ("placebo / target", _ratio(s)),
             ("graph rule", s["graph"]),
+            *([("boilerplate sections", boilerplate_line(s["boilerplate_sections"]))]
+              if s.get("boilerplate_sections") else []),
             ("kinship vectors", s.get("kinship_vectors", "")),
             ("rule", s["rule"]),
             ("verdict", s["verdict"].upper() + (f" -- {s['note']}" if s.get("note") else "")),

@@ -24,7 +24,16 @@ A collection's records (notes read from a folder) come with sections of their ow
 unit the author wrote (a section holding only its heading is left out: it carries the note's title
 and one heading, not anything written), so a marker counted "in more than one chunk" is in more than one part of
 the note, and a short note with three headed parts has three chunks where a 96-token window would
-give it one. The chunk's span is the section's span of the record's text; its vector is what the
+give it one. A section found word for word in many notes is boilerplate and no chunk either
+(`boilerplate_sections`): a vault's footer or a template's placeholder written into every note is
+not something its author wrote for that note, and as a chunk it joins unrelated notes through
+shared markers (the Obsidian hub's "This note in GitHub | Copy this note | Download this vault"
+footer was the passage of many pairs a first reading called whales). The rule: a section's
+normalised text (`section_key`: lower case, links' URLs dropped, its words joined by one space;
+the section's own heading is part of it) occurring in ``BOILERPLATE_MIN_NOTES`` = 3 or more
+distinct notes is boilerplate. Why 3: text written once is in one note; copied once it is in two,
+and that pair is what the certificate's shared-verbatim-span rule is for; word for word in three
+or more notes it is a template's, whatever the collection's size. The chunk's span is the section's span of the record's text; its vector is what the
 index's dense lane already holds for that section (the normalised mean of its section windows,
 `DenseStore.window_section`, which read the note's title and parent headings before the section),
 or, without such windows, the embedder's vector of the same text (`corpus.passages.window_texts`).
@@ -50,7 +59,11 @@ _SENT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 _WORD = re.compile(r"\S+")
 BLOCK = 1024
 # What `section_chunks` keeps, recorded with the chunks (chunks made by another rule are made again)
-SECTION_RULE = "each section with words besides its heading"
+BOILERPLATE_MIN_NOTES = 3
+SECTION_RULE = ("each section with words besides its heading, "
+                f"except one whose normalised text is in >= {BOILERPLATE_MIN_NOTES} notes")
+_URL = re.compile(r"\]\([^)]*\)|<?https?://\S+")
+_KEYWORD = re.compile(r"\w+")
 
 
 def record_text(record) -> str:
@@ -196,27 +209,66 @@ def heading_only(body: str, heading: Sequence[str]) -> bool:
     return not any(c.isalnum() for c in body)
 
 
-def section_chunks(records) -> tuple[Chunks, list[tuple[int, int]], list[str]]:
+def section_key(body: str) -> str:
+    """A section's text as `boilerplate_sections` compares it: lower case, links' URLs dropped, its words
+    joined by one space (so a footer whose links name each note's own file is one text)."""
+    return " ".join(_KEYWORD.findall(_URL.sub("]", body).lower()))
+
+
+@dataclass
+class Boilerplate:
+    """What `boilerplate_sections` left out: sections, their distinct texts, the notes that held them."""
+
+    sections: int = 0
+    texts: int = 0
+    notes: int = 0
+    min_notes: int = BOILERPLATE_MIN_NOTES
+    examples: tuple[str, ...] = ()  # up to 3 of the texts, most widespread first (ties by text)
+
+    def as_dict(self) -> dict:
+        return {"rule": f"a section whose normalised text is in >= {self.min_notes} notes is boilerplate, no chunk",
+                "sections": self.sections, "texts": self.texts, "notes": self.notes,
+                "examples": list(self.examples)}
+
+
+def boilerplate_sections(candidates: Sequence[tuple[int, int, str]],
+                         min_notes: int = BOILERPLATE_MIN_NOTES) -> tuple[set[tuple[int, int]], Boilerplate]:
+    """The (record, section index) pairs among `candidates` ((record, index, section text)) whose
+    `section_key` occurs in `min_notes` or more distinct records, and a count of them."""
+    owners: dict[str, set[int]] = {}
+    keys = []
+    for pos, index, body in candidates:
+        k = section_key(body)
+        keys.append(k)
+        owners.setdefault(k, set()).add(pos)
+    common = {k for k, o in owners.items() if k and len(o) >= min_notes}
+    out = {(pos, index) for (pos, index, _), k in zip(candidates, keys) if k in common}
+    widest = sorted(common, key=lambda k: (-len(owners[k]), k))[:3]
+    notes = {pos for pos, _ in out}
+    return out, Boilerplate(len(out), len(common), len(notes), min_notes, tuple(w[:120] for w in widest))
+
+
+def section_chunks(records, min_notes: int = BOILERPLATE_MIN_NOTES
+                   ) -> tuple[Chunks, list[tuple[int, int]], list[str], Boilerplate]:
     """One chunk per section with words in it besides its heading (`corpus.passages.window_texts`; a
-    section that is only a heading, often a template's empty slot, is none), record-major; also
-    each chunk's (record, section index) and the text the dense lane reads for it."""
+    section that is only a heading, often a template's empty slot, is none) and not boilerplate
+    (`boilerplate_sections`), record-major; also each chunk's (record, section index), the text the
+    dense lane reads for it, and what the boilerplate rule left out."""
     from ..corpus.passages import sections_of, window_texts
 
-    rec, st, en, keys, texts = [], [], [], [], []
+    found = []
     for pos, r in enumerate(records):
         spans = {s.index: s for s in sections_of(r)}
         for index, text in window_texts(r):
             a, b = spans[index].start, spans[index].end
-            if heading_only(r.text[a:b], spans[index].heading):
-                continue
-            rec.append(pos)
-            st.append(a)
-            en.append(b)
-            keys.append((pos, index))
-            texts.append(text)
-    ch = Chunks(np.asarray(rec, dtype=np.int32), np.asarray(st, dtype=np.int32), np.asarray(en, dtype=np.int32),
-                0, "sections")
-    return ch, keys, texts
+            if not heading_only(r.text[a:b], spans[index].heading):
+                found.append((pos, index, a, b, text))
+    common, bp = boilerplate_sections([(pos, index, records[pos].text[a:b])
+                                                for pos, index, a, b, _ in found], min_notes)
+    kept = [f for f in found if (f[0], f[1]) not in common]
+    ch = Chunks(np.asarray([f[0] for f in kept], dtype=np.int32), np.asarray([f[2] for f in kept], dtype=np.int32),
+                np.asarray([f[3] for f in kept], dtype=np.int32), 0, "sections")
+    return ch, [(f[0], f[1]) for f in kept], [f[4] for f in kept], bp
 
 
 def section_vectors(keys: Sequence[tuple[int, int]], owner: np.ndarray, section: np.ndarray,

@@ -216,8 +216,10 @@ class Serendipity:
         records = self.index.corpus.records
         t0 = time.perf_counter()
         source = "encoded"
+        boilerplate: dict | None = None
         if unit == "sections":
-            ch, keys, texts = section_chunks(records)
+            ch, keys, texts, left_out = section_chunks(records)
+            boilerplate = left_out.as_dict()
             vec = self._index_section_vectors(keys)
             if vec is not None:
                 ch.vectors, source = vec, "the index's section windows"
@@ -231,6 +233,8 @@ class Serendipity:
         meta = {**want, "model": emb.identity, "seconds": round(time.perf_counter() - t0, 2), "vectors": source,
                 "vectors_sha256": vectors_sha256, "id": _id([want, emb.identity, vectors_sha256])}
         meta.update({"chunks": len(ch), "counter": ch.counter, "dim": int(ch.vectors.shape[1])})
+        if boilerplate is not None:
+            meta["boilerplate"] = boilerplate
         _write(folder, meta, ch.save)
         self.chunks, self.meta["chunks"] = Chunks.load(folder, meta), meta
         return self.chunks
@@ -318,6 +322,8 @@ class Serendipity:
                                    self.config.cert, progress, guards)
         cert.summary["kinship_vectors"] = how
         cert.summary["chunking"] = self.meta["chunks"].get("unit", "windows")
+        if "boilerplate" in self.meta["chunks"]:
+            cert.summary["boilerplate_sections"] = self.meta["chunks"]["boilerplate"]
         if adj is not None:
             cert.summary["graph"] = (f"applied: {self.index.graph.n_edges:,} links ({', '.join(self.graph_types())}) read "
                                      f"undirected, {adj.nnz // 2:,} linked pairs; a pair must be at least "
