@@ -49,6 +49,7 @@ def main() -> int:
     recs = index.corpus.records
     out = {"index": str(args.index), "certificate": ser.meta["certificate"]["id"], "chunking": s.get("chunking"),
            "chunks": s["chunks"], "records": s["records"], "population": s["population"], "graph": s["graph"],
+           "boilerplate_sections": s.get("boilerplate_sections"),
            "candidates": s["candidates"], "target_passes": s["target_passes"], "target_reasons": s["target_reasons"],
            "passes_before_guards": g.get("target_passes_before_guards"), "guards": g.get("target"),
            "placebo_passes": s["placebo_passes"], "placebo_passes_before_guards": g.get("placebo_passes_before_guards"),
@@ -57,6 +58,7 @@ def main() -> int:
     print_table(["certificate", str(args.index)], [
         ["chunks / notes (notes with > 1 chunk)", f"{s['chunks']} {s.get('chunking')} / {s['records']} ({s['population']})"],
         ["graph rule", s["graph"]],
+        ["boilerplate sections left out", (s.get("boilerplate_sections") or {}).get("sections", "-")],
         ["candidates", s["candidates"]],
         ["passes before the guards", g.get("target_passes_before_guards")],
         ["ruled out by guard", g.get("target")],
