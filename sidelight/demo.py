@@ -149,7 +149,7 @@ def notes_example() -> None:
     from .cli.output import print_hits
     from .corpus.folder import load_folder
     from .index.defaults import default_method
-    from .index.index import dense_texts, section_passages
+    from .index.index import dense_texts, folder_source, section_passages
     from .index.passages import results_with_passages
     from .index.sync import sync
     from .structures.dense import DenseStore
@@ -166,7 +166,7 @@ def notes_example() -> None:
         texts, titles, units = dense_texts(corpus, corpus.records, passages)
         console.print(f"encoding {len(corpus)} notes and their sections with minilm (once; cached in {path})")
         dense = DenseStore.build(texts, "minilm", passages=passages, titles=titles, units=units)
-        Index.write(corpus, path, dense=dense)
+        Index.write(corpus, path, dense=dense, extra=folder_source(folder))  # as `sidelight index FOLDER` does
     index = Index.load(path)
     chosen = default_method(index)
     hits = index.search(NOTES_QUESTION, chosen.method, 3, **chosen.params)

@@ -12,7 +12,7 @@ from ..corpus.sources import document_folder, load_source
 from ..errors import InputError
 from ..index import Index, store
 from ..index.sync import sync
-from ..index.index import dense_texts, section_passages
+from ..index.index import dense_texts, folder_source, section_passages
 from ..structures.dense import DenseStore
 from ..structures.lexical import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
@@ -183,7 +183,7 @@ def run_index(args: argparse.Namespace) -> int:
         index: Index = ShardedIndex.write_sharded(corpus, args.output, args.shards, tok, params, dense=dense, force=args.force,
                                    progress=not args.quiet, builders=builders)
     else:
-        source = {"source": {"folder": str(Path(folder).resolve()), "exclude": list(args.exclude or [])}} if folder else None
+        source = folder_source(folder, args.exclude or []) if folder else None
         index = Index.write(corpus, args.output, tok, params, dense=dense, force=args.force, progress=not args.quiet,
                             extra=source)
     shards = f" in {args.shards} shards {index.manifest['shards']['records']}" if args.shards else ""

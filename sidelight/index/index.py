@@ -568,6 +568,11 @@ class _LexicalFolder:
 KEPT_KEYS = ("source", "default")
 
 
+def folder_source(folder: Path, exclude: Sequence[str] = ()) -> dict[str, Any]:
+    """The manifest entry naming the folder an index was read from (`sync` and `lab auto` read it)."""
+    return {"source": {"folder": str(Path(folder).resolve()), "exclude": list(exclude)}}
+
+
 def warm_kernels() -> None:
     """Load (or compile) the optional numba kernels now, so batch work and servers take them from the
     first query on; a one-off query does not wait for them (see `sidelight.structures.kernels.Gate`)."""
