@@ -31,6 +31,9 @@ from .report import FolderReport
 
 FORMATS = {".md": "markdown", ".html": "html", ".htm": "html", ".txt": "text", ".pdf": "pdf"}
 MAX_BYTES = 10 * 1024 * 1024
+#: the readers' version: bump it whenever the same file bytes would read as another record (text,
+#: sections, line numbers, links, metadata), so `sync` re-reads every file of an index made before
+READER_VERSION = 1
 IGNORE_FILE = ".sidelightignore"
 
 

@@ -1,6 +1,6 @@
 """What an index of a folder remembers of each file, so a sync reads only what changed.
 
-    folder.json   {"format": "sidelight-folder-state", "version": 1,
+    folder.json   {"format": "sidelight-folder-state", "version": 1, "reader": READER_VERSION,
                    "files": {id: [size, mtime_ns, sha256, links, keys, unresolved]}}
 
 `size` and `mtime_ns` are the file's as the walk saw them before reading it: a file whose pair is
@@ -10,6 +10,8 @@ stored with size -1, so the next sync hashes it (an edit in the same mtime tick 
 `links` counts the file's link occurrences, `keys` are the names its links can resolve by
 (`link_keys`) and `unresolved` its links that named no document, as (target, reason): with them a
 sync re-resolves only the links whose answer can change (`affected`), without parsing the records.
+`reader` is the folder readers' version the records were read with (`corpus.folder.READER_VERSION`):
+a state of another version is no state, and that sync re-reads every file (`sync._sync_all`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..corpus.folder import READER_VERSION
 from ..corpus.links import Unresolved, link_extension
 from ..corpus.model import Record
 
@@ -89,12 +92,11 @@ def build(records: Iterable[Record], stats: Mapping[str, tuple[int, int]],
 
 
 def save(folder: Path, files: dict[str, Entry]) -> None:
-    body = {"format": FORMAT, "version": VERSION, "files": files}
+    body = {"format": FORMAT, "version": VERSION, "reader": READER_VERSION, "files": files}
     (Path(folder) / FILE).write_text(json.dumps(body, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
-def load(folder: Path) -> dict[str, Entry] | None:
-    """The state kept with a generation, or None (an index of something else, or of an older sidelight)."""
+def _body(folder: Path) -> dict[str, Any] | None:
     path = Path(folder) / FILE
     if not os.path.isfile(path):
         return None
@@ -103,6 +105,22 @@ def load(folder: Path) -> dict[str, Entry] | None:
     except (OSError, ValueError):
         return None
     if not isinstance(body, dict) or body.get("format") != FORMAT or body.get("version") != VERSION:
+        return None
+    return body
+
+
+def read_with_current_reader(folder: Path) -> bool:
+    """Whether the generation's records were read by today's folder readers (False when it keeps no
+    state: an index written by `add`/`delete`, by an older sidelight or with older readers)."""
+    body = _body(folder)
+    return body is not None and body.get("reader") == READER_VERSION
+
+
+def load(folder: Path) -> dict[str, Entry] | None:
+    """The state kept with a generation, or None (an index of something else, of an older sidelight,
+    or read by other readers)."""
+    body = _body(folder)
+    if body is None or body.get("reader") != READER_VERSION:
         return None
     files = body.get("files")
     return files if isinstance(files, dict) else None

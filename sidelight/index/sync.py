@@ -10,12 +10,15 @@ file holds now, never lost. The new generation is written from the old one (`ind
 unchanged records and edges are copied, BM25 counts and the dense model encodes only the changed
 documents; learned edge weights (`state.sqlite`) stay on every edge that survives. The whole sync
 is one write under the index's writer lock: a kill leaves the old index or the new one. An index
-without a folder state (written by an older sidelight, or by `add`/`delete`) is synced by reading
-every stored record and hashing every file, and its next generation keeps the state."""
+without a folder state (written by an older sidelight, or by `add`/`delete`) or read by other
+readers (`corpus.folder.READER_VERSION`) is synced by reading every stored record, hashing and
+reading every file, and replacing the records that read differently; its next generation keeps the
+state."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -188,15 +191,25 @@ def _count(reader: FolderReport, state: dict[str, list[Any]], edges: int | None)
 
 def _sync_all(index_path: Path, folder: Path, exclude: Sequence[str]) -> SyncReport:
     """A sync that reads every stored record and hashes every file (an index written before folder
-    states were kept, or by `add`/`delete`); its write keeps the state, so the next sync is quick."""
+    states were kept, or by `add`/`delete`, or read by other readers); its write keeps the state, so the
+    next sync is quick. Unless the records were read by today's readers, every unchanged file is read
+    again too, and a record that now reads differently (sections, lines, links) counts as changed."""
     index = Index.load(index_path, verify=True)
     current = list(index.corpus.records)  # parsed once: every later pass reads this list
     index.corpus = replace(index.corpus, records=current)
     stored = {r.id: r.metadata.get("sha256") for r in current}
     found = walk(folder, tuple(exclude))
-    report = plan(stored, {rel: file_sha256(folder / rel) for rel in found.files})
+    hashes = {rel: file_sha256(folder / rel) for rel in found.files}
+    report = plan(stored, hashes)
     reader = report.reader = _reader(folder, found)
     fresh = _read(folder, [*report.added, *report.changed, *(b for _, b in report.renamed)], reader)
+    if not folderstate.read_with_current_reader(store.data_folder(index_path)):
+        old = {r.id: r for r in current}
+        again = _read(folder, [rel for rel in found.files if rel in old and stored[rel] == hashes[rel]], reader)
+        differ = [r for r in again if _content(r) != _content(old[r.id])]
+        report.changed = sorted([*report.changed, *(r.id for r in differ)])
+        report.unchanged -= len(differ)
+        fresh += differ
     remove = [*report.changed, *report.deleted, *(a for a, _ in report.renamed)]
     removed = set(report.deleted) | {a for a, _ in report.renamed}
     old_edges = list(index.corpus.edges)
@@ -216,6 +229,11 @@ def _sync_all(index_path: Path, folder: Path, exclude: Sequence[str]) -> SyncRep
     index.save(index_path)
     report.written = True
     return report
+
+
+def _content(r: Record) -> tuple[str, str, tuple[str, ...], str]:
+    """What a re-read must reproduce for a record to stay as it is."""
+    return r.title, r.text, r.aliases, json.dumps(r.metadata, sort_keys=True, default=str)
 
 
 def _same_edges(old: Sequence[Edge], new: Sequence[Edge]) -> bool:

@@ -213,3 +213,31 @@ def test_links_into_a_changed_note_stay(tmp_path):
     assert [ekey(e) for e in synced.corpus.edges] == [ekey(e) for e in read.edges]  # same edges, same order
     assert ("Gardening.md", "Pests.md") in {(e.source, e.target) for e in synced.corpus.edges}
     assert synced.manifest["corpus"]["hash"] == synced.corpus.content_hash()
+
+
+def test_new_readers_make_sync_read_every_file_again_and_replace_what_reads_differently(tmp_path, monkeypatch):
+    """Readers that read the same bytes differently (here: Pests.md's title) leave an index stale that a
+    hash-only sync calls up to date; the state's reader version makes the sync read every file again
+    and replace exactly the records that now read differently."""
+    import sidelight.index.sync as sync_module
+    from sidelight.index import folderstate
+
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "-q"]) == 0
+    original = sync_module.read_document
+
+    def new_reader(root, rel, *a, **kw):
+        record, issues = original(root, rel, *a, **kw)
+        if record is not None and rel == "Pests.md":
+            record = type(record)(record.id, "Pests and slugs", record.text, record.metadata, record.aliases)
+        return record, issues
+
+    monkeypatch.setattr(sync_module, "read_document", new_reader)
+    assert sync(tmp_path / "idx", vault).empty  # same reader version: the hashes alone say nothing changed
+    monkeypatch.setattr(folderstate, "READER_VERSION", folderstate.READER_VERSION + 1)
+    report = sync(tmp_path / "idx", vault)
+    assert report.changed == ["Pests.md"] and report.written and report.unchanged == len(NOTES) - 1
+    titles = {r.id: r.title for r in Index.load(tmp_path / "idx").corpus.records}
+    assert titles["Pests.md"] == "Pests and slugs" and titles["Old.md"] == "Old"
+    assert sync(tmp_path / "idx", vault).empty  # the new state names the new readers
