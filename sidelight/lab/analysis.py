@@ -62,13 +62,19 @@ def contrast(bench: Benchmark, base: dict | np.ndarray, cand: dict | np.ndarray,
     per-family vectors already reduced)."""
     a = family_vector(bench, base, metric, families) if isinstance(base, dict) else base
     b = family_vector(bench, cand, metric, families) if isinstance(cand, dict) else cand
+    return contrast_vectors(a, b, metric, stats)
+
+
+def contrast_vectors(a: np.ndarray, b: np.ndarray, metric: str, stats: dict) -> dict:
+    """`contrast` of two per-family vectors (b - a), already reduced and aligned family for family."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     boot = paired_bootstrap(a, b, stats["n_resamples"], stats["seed"], stats["confidence"])
     flip = sign_flip_test(a, b, stats["n_flips"], stats["seed"])
     d = b - a
     return {"metric": metric, "baseline_mean": float(a.mean()), "candidate_mean": float(b.mean()),
             "difference": boot.mean_difference, "ci_low": boot.low, "ci_high": boot.high,
             "confidence": stats["confidence"], "n_resamples": boot.n_resamples, "p_sign_flip": flip.p_value,
-            "n_flips": flip.n_flips, "seed": stats["seed"], "n_families": len(families),
+            "n_flips": flip.n_flips, "seed": stats["seed"], "n_families": int(a.size),
             "families_up": int((d > 0).sum()), "families_down": int((d < 0).sum()),
             "families_same": int((d == 0).sum())}
 

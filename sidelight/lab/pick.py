@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 
 from ..errors import InputError
-from .analysis import family_vector, group_mean_vector
-from .stats import paired_bootstrap, sign_flip_test
+from .analysis import contrast_vectors, family_vector, group_mean_vector
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
@@ -69,6 +68,10 @@ def check_pick(spec: dict | None, labels: set[str], where: str) -> None:
         raise InputError(f"{where}: pick.graph names a method that is not a candidate")
 
 
+#: what the pick keeps of (graph − its rewired controls)'s `contrast_vectors`
+REWIRED_KEYS = ("difference", "ci_low", "ci_high", "confidence", "p_sign_flip", "n_families")
+
+
 def graph_evidence(gate: GraphGate, value: dict[str, float], vectors: Mapping[str, np.ndarray],
                    stats: dict) -> dict[str, dict]:
     """Per graph candidate on dev: its lead over the best non-graph candidate, and (graph − mean of its
@@ -81,15 +84,11 @@ def graph_evidence(gate: GraphGate, value: dict[str, float], vectors: Mapping[st
     for g, control in gate.controls.items():
         if g not in value:
             continue
-        a, b = np.asarray(vectors[control], dtype=np.float64), np.asarray(vectors[g], dtype=np.float64)
-        boot = paired_bootstrap(a, b, stats["n_resamples"], stats["seed"], stats["confidence"])
-        flip = sign_flip_test(a, b, stats["n_flips"], stats["seed"])
+        c = contrast_vectors(vectors[control], vectors[g], "", stats)
         lead = value[g] - value[best_plain]
-        beats_rewired = boot.low > gate.margin
         out[g] = {"control": control, "best_plain": best_plain, "lead": lead,
-                  "rewired": {"difference": boot.mean_difference, "ci_low": boot.low, "ci_high": boot.high,
-                              "confidence": stats["confidence"], "p_sign_flip": flip.p_value, "n_families": int(a.size)},
-                  "margin": gate.margin, "passes": bool(lead > 0 and beats_rewired)}
+                  "rewired": {k: c[k] for k in REWIRED_KEYS},
+                  "margin": gate.margin, "passes": bool(lead > 0 and c["ci_low"] > gate.margin)}
     return out
 
 
