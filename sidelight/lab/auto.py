@@ -37,6 +37,9 @@ PICK = "auto"
 PRIMARY = "mrr@10"
 ADAPTED = "adapted"  # the dense variant of the adapted vectors
 ADAPTED_MODEL = "adapted-model"  # its model folder inside the run folder
+DEPTH = 100  # ranked ids stored per question by default
+MIN_DEPTH = 10  # the primary metric's cutoff (mrr@10, hit@10): a shallower ranking could not be audited
+SECONDARY = ["hit@1", "hit@10", "hit@100"]  # each reported only when the stored depth reaches its cutoff
 
 
 def index_source(index: Index) -> dict:
@@ -50,9 +53,22 @@ def index_source(index: Index) -> dict:
     return src
 
 
-def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | None, adapted: bool = False) -> dict:
+def check_depth(depth: int) -> int:
+    """The stored ranking depth: at least `MIN_DEPTH`, at most the protocol schema's `MAX_DEPTH`."""
+    from .schema import MAX_DEPTH
+
+    if isinstance(depth, bool) or not isinstance(depth, int) or not MIN_DEPTH <= depth <= MAX_DEPTH:
+        raise InputError(f"lab auto depth must be an integer in [{MIN_DEPTH}, {MAX_DEPTH}] "
+                         f"(mrr@10 needs the top {MIN_DEPTH}), got {depth!r}")
+    return depth
+
+
+def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | None, adapted: bool = False,
+                 depth: int = DEPTH) -> dict:
     """The frozen design: every candidate, its grid, the pick, the contrasts and rewired controls;
-    `adapted`: the run folder holds an adapted model (`ADAPTED_MODEL`), ranked as one more vector set."""
+    `adapted`: the run folder holds an adapted model (`ADAPTED_MODEL`), ranked as one more vector set;
+    `depth`: ranked ids stored per question (a secondary hit@k deeper than it is left out)."""
+    check_depth(depth)
     src = index_source(index)
     if index.path is None:
         raise InputError("lab auto needs an index saved in a folder")
@@ -86,8 +102,8 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
                    "content_hash": index.manifest["corpus"]["hash"]},
         "index": index_spec,
         "benchmark": {"kind": "collection", "path": probe_path.name, "sha256": probe_sha},
-        "depth": 100,
-        "metrics": {"primary": PRIMARY, "secondary": ["hit@1", "hit@10", "hit@100"]},
+        "depth": depth,
+        "metrics": {"primary": PRIMARY, "secondary": [m for m in SECONDARY if int(m.partition("@")[2]) <= depth]},
         "methods": methods,
         "selection": {"split": "dev", "metric": PRIMARY, "tie_break": tie_break},
         "pick": {"name": PICK, "singles": singles, "fused": fused,
@@ -112,12 +128,13 @@ def check_adaptable(index: Index) -> None:
 
 
 def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0, max_per_kind: int | None = 400,
-            adapt_with: Callable[[Index, Path], object] | None = None) -> Path:
+            adapt_with: Callable[[Index, Path], object] | None = None, depth: int = DEPTH) -> Path:
     """Write RUNDIR/probe.jsonl and RUNDIR/protocol.json; returns the protocol's path. `adapt_with(index,
     folder)` writes an adapted model into RUNDIR/adapted-model (the CLI passes `sidelight adapt`: the
-    lab does not import training code)."""
+    lab does not import training code); `depth`: ranked ids stored per question."""
     from .runner import sha256_of
 
+    check_depth(depth)
     index = Index.load(index_path)
     index_source(index)
     if adapt_with is not None:
@@ -136,7 +153,7 @@ def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0,
         (out / "probe-summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
     if adapt_with is not None:
         adapt_with(index, out / ADAPTED_MODEL)
-    proto = protocol_for(index, target, sha256_of(target), dense_spec(index), adapt_with is not None)
+    proto = protocol_for(index, target, sha256_of(target), dense_spec(index), adapt_with is not None, depth)
     path = out / "protocol.json"
     path.write_text(json.dumps(proto, indent=2))
     return path

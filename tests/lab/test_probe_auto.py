@@ -163,3 +163,41 @@ def test_a_cross_reference_leaves_neither_its_anchor_nor_its_section_heading(tmp
     assert anchor_names("#c.Py_BuildValue") == ["c.Py_BuildValue", "Py_BuildValue"]
     assert anchor_names("#module-os.path") == ["module-os.path", "path", "os.path"]
     assert anchor_names("") == []
+
+
+def test_a_shallower_depth_keeps_the_top_ids_and_the_figures_it_can_audit(tmp_path, capsys):
+    """`lab auto --depth 10` stores each ranking's first 10 ids of the depth-100 run (the oracle: the
+    same run at the default depth), the same mrr@10, hit@1 and hit@10, no hit@100, and audits clean."""
+    from sidelight.lab.audit import _rankings, audit
+
+    vault, idx = make_vault(tmp_path / "v"), tmp_path / "idx"
+    for i in range(12):  # more notes than the depth, sharing the questions' common words
+        (vault / f"Filler {i}.md").write_text(f"# Filler {i}\nThe notes about the plan, the tools and the steps "
+                                              f"of every week and every evening, number {i}.\n")
+    assert main(["index", str(vault), "-o", str(idx), "-q"]) == 0
+    probe_file = tmp_path / "probe.jsonl"
+    assert main(["lab", "probe", str(idx), "-o", str(probe_file), "--seed", "0"]) == 0
+    if {json.loads(x)["split"] for x in probe_file.read_text().splitlines()} != {"dev", "test"}:
+        pytest.skip("this seed puts every target on one side")
+    runs = {d: tmp_path / f"run{d}" for d in (100, 10)}
+    for d, run in runs.items():
+        assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(run), "--depth", str(d)]) == 0
+    proto = json.loads((runs[10] / "protocol.json").read_text())
+    assert proto["depth"] == 10 and proto["metrics"]["secondary"] == ["hit@1", "hit@10"]
+    assert json.loads((runs[100] / "protocol.json").read_text())["metrics"]["secondary"] == ["hit@1", "hit@10", "hit@100"]
+    deep, shallow = _rankings(runs[100] / "test" / "rankings"), _rankings(runs[10] / "test" / "rankings")
+    assert set(deep) == set(shallow)
+    assert any(len(row["ids"]) > 10 for rows in deep.values() for row in rows.values())  # the cut bites
+    for label, rows in deep.items():
+        for q, row in rows.items():
+            assert shallow[label][q]["ids"] == row["ids"][:10]
+    res = {d: json.loads((run / "test" / "result.json").read_text())["methods"] for d, run in runs.items()}
+    for label, info in res[10].items():
+        assert "hit@100" not in info["overall"]
+        for m in ("mrr@10", "hit@1", "hit@10"):
+            assert info["overall"][m] == pytest.approx(res[100][label]["overall"][m], abs=1e-12)
+    assert audit(runs[10])["agree"]
+    capsys.readouterr()
+    assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(tmp_path / "r5"), "--depth", "5"]) == 2
+    assert "--depth must be >= 10, got 5" in capsys.readouterr().err
+    assert not (tmp_path / "r5").exists()
