@@ -13,7 +13,8 @@ is one write under the index's writer lock: a kill leaves the old index or the n
 without a folder state (written by an older sidelight, or by `add`/`delete`) or read by other
 readers (`corpus.folder.READER_VERSION`) is synced by reading every stored record, hashing and
 reading every file, and replacing the records that read differently; its next generation keeps the
-state."""
+state. An index that does not name its source folder (from before indexes did) is given the synced
+folder as its source."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from ..corpus.report import FolderReport
 from ..corpus.model import Edge, Record
 from ..store.lock import writer_lock
 from . import delta, folderstate, store
-from .index import Index
+from .index import Index, folder_source
 from .records import has_hash_lines
 
 
@@ -100,7 +101,8 @@ def sync(index_path: Path, folder: Path, exclude: Sequence[str] = ()) -> SyncRep
     with writer_lock(index_path):
         generation = store.data_folder(index_path)
         state = folderstate.load(generation) if has_hash_lines(generation) else None
-        if state is None or store.read_manifest(generation, verify=False)["corpus"]["records"] != len(state):
+        manifest = store.read_manifest(generation, verify=False)
+        if state is None or manifest["corpus"]["records"] != len(state) or "source" not in manifest:
             return _sync_all(index_path, folder, exclude)
         found = walk(folder, tuple(exclude))
         current, hashed = {}, []
@@ -222,8 +224,11 @@ def _sync_all(index_path: Path, folder: Path, exclude: Sequence[str]) -> SyncRep
     reader.documents, reader.edges = len(records), len(edges)
     reader.resolved = count_resolved(records, unresolved)
     reader.add_unresolved(unresolved)
-    if report.empty and _same_edges(old_edges, edges):
+    named = "source" in index.manifest
+    if report.empty and _same_edges(old_edges, edges) and named:
         return report
+    if not named:  # an index from before indexes named their folder: `lab auto` reads it from here on
+        index.manifest.update(folder_source(folder, exclude))
     index.replace(remove, fresh, edges)
     index.folder_state = folderstate.build(records, found.stats, unresolved)
     index.save(index_path)

@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from ..corpus.model import Corpus, hash_line, quoted
 from ..errors import InputError
 from ..index import Index
 from .probe import probe, write_probe
@@ -53,6 +54,27 @@ def index_source(index: Index) -> dict:
     return src
 
 
+def folder_hash(index: Index, src: dict) -> str:
+    """The content hash of the source folder as the lab will read it. `sync` appends the notes it
+    reads again after the others, so a synced index can hold the folder's records and links in
+    another order than a fresh read (whose order the hash pins): the index must hold the same ones,
+    in any order, or it is out of date and refused."""
+    from ..corpus.folder import load_folder
+
+    fresh = load_folder(Path(src["folder"]), src.get("exclude") or ())
+    h = fresh.content_hash()
+    if h != index.manifest["corpus"]["hash"] and unordered(index.corpus) != unordered(fresh):
+        raise InputError(f"{index.path} is out of date with its folder {src['folder']}: "
+                         f"run `sidelight sync {src['folder']} {index.path}` first")
+    return h
+
+
+def unordered(corpus: Corpus) -> tuple[list[bytes], list[tuple]]:
+    """A corpus's records (hash lines) and edges, each sorted: what it holds, whatever the order."""
+    lines = sorted(hash_line(quoted(r), r.metadata) for r in corpus.records)
+    return lines, sorted((e.source, e.target, e.type, e.weight) for e in corpus.edges)
+
+
 def check_depth(depth: int) -> int:
     """The stored ranking depth: at least `MIN_DEPTH`, at most the protocol schema's `MAX_DEPTH`."""
     from .schema import MAX_DEPTH
@@ -64,7 +86,7 @@ def check_depth(depth: int) -> int:
 
 
 def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | None, adapted: bool = False,
-                 depth: int = DEPTH) -> dict:
+                 depth: int = DEPTH, *, corpus_hash: str) -> dict:
     """The frozen design: every candidate, its grid, the pick, the contrasts and rewired controls;
     `adapted`: the run folder holds an adapted model (`ADAPTED_MODEL`), ranked as one more vector set;
     `depth`: ranked ids stored per question (a secondary hit@k deeper than it is left out)."""
@@ -99,7 +121,7 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
         "description": f"lab auto over {index.path}: probe questions drawn from the collection itself "
                        "(link sentences, headings, aliases); the dev pick becomes the index's default method.",
         "corpus": {"source": src["folder"], "exclude": list(src.get("exclude") or []),
-                   "content_hash": index.manifest["corpus"]["hash"]},
+                   "content_hash": corpus_hash},
         "index": index_spec,
         "benchmark": {"kind": "collection", "path": probe_path.name, "sha256": probe_sha},
         "depth": depth,
@@ -136,7 +158,7 @@ def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0,
 
     check_depth(depth)
     index = Index.load(index_path)
-    index_source(index)
+    corpus_hash = folder_hash(index, index_source(index))
     if adapt_with is not None:
         check_adaptable(index)
     out.mkdir(parents=True, exist_ok=True)
@@ -153,7 +175,8 @@ def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0,
         (out / "probe-summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
     if adapt_with is not None:
         adapt_with(index, out / ADAPTED_MODEL)
-    proto = protocol_for(index, target, sha256_of(target), dense_spec(index), adapt_with is not None, depth)
+    proto = protocol_for(index, target, sha256_of(target), dense_spec(index), adapt_with is not None, depth,
+                         corpus_hash=corpus_hash)
     path = out / "protocol.json"
     path.write_text(json.dumps(proto, indent=2))
     return path

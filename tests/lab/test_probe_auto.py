@@ -201,3 +201,34 @@ def test_a_shallower_depth_keeps_the_top_ids_and_the_figures_it_can_audit(tmp_pa
     assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(tmp_path / "r5"), "--depth", "5"]) == 2
     assert "--depth must be >= 10, got 5" in capsys.readouterr().err
     assert not (tmp_path / "r5").exists()
+
+
+def test_a_synced_index_is_frozen_with_a_fresh_reads_hash_and_a_stale_one_is_refused(tmp_path):
+    """`sync` appends a note it reads again after the others, so the synced index holds the folder's
+    records in another order than a fresh read: lab auto declares the fresh read's hash (the oracle:
+    `load_folder` of the edited folder) and refuses, naming `sync`, an index that is out of date."""
+    from sidelight.errors import InputError
+    from sidelight.lab import auto
+
+    vault, idx = make_vault(tmp_path / "v"), tmp_path / "idx"
+    assert main(["index", str(vault), "-o", str(idx), "-q"]) == 0
+    note = vault / "Bicycle Repair.md"  # the first note by id: read again, it moves to the end
+    note.write_text(note.read_text() + "\nPatch the inner tube before the chain.\n")
+    with pytest.raises(InputError, match="out of date.*sidelight sync"):
+        auto.prepare(idx, tmp_path / "stale", None)
+    assert main(["sync", str(vault), str(idx), "-q"]) == 0
+    fresh = load_folder(vault).content_hash()
+    synced = Index.load(idx)
+    assert synced.corpus.ids[-1] == "Bicycle Repair.md" and synced.manifest["corpus"]["hash"] != fresh
+    proto = json.loads(auto.prepare(idx, tmp_path / "run", None).read_text())
+    assert proto["corpus"]["content_hash"] == fresh
+
+
+def test_sync_names_the_folder_of_an_index_that_names_none(tmp_path):
+    """An index written before indexes named their folder gets the synced folder as its source (what
+    `sidelight index FOLDER` records), even when nothing in the folder changed."""
+    vault, idx = make_vault(tmp_path / "v"), tmp_path / "idx"
+    Index.write(load_folder(vault), idx)
+    assert "source" not in Index.load(idx).manifest
+    assert main(["sync", str(vault), str(idx), "-q"]) == 0
+    assert Index.load(idx).manifest["source"] == {"folder": str(vault.resolve()), "exclude": []}
