@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so openi
 
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels
-from .lexical import BM25Params, RawTerms, count_matrix, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
+from .lexical_store import BM25Params, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
+from .term_counts import RawTerms, count_matrix
 
 BLOCK = 8192  # records counted per block
 BUDGET = 1 << 21  # postings weighed and transposed per term range (2.1M: about 100 MB of buffers)
