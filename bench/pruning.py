@@ -38,7 +38,7 @@ def phases(lex, terms: np.ndarray, true_kth: float | None = None) -> tuple[int, 
     """(postings accumulated in phase 1, postings added in phase 1b, candidates after phase 2), by
     `LexicalIndex._bm25_top_pruned`'s rules, or with the true k-th score as theta from the start."""
     w = lex.bm25
-    ub = lex._ub[terms]
+    ub = lex.store.ub[terms]
     order = np.argsort(-ub, kind="stable")
     ranked = terms[order]
     rest = np.append(np.cumsum(ub[order][::-1])[::-1][1:], 0.0) * (1.0 + _MARGIN)
@@ -59,7 +59,7 @@ def phases(lex, terms: np.ndarray, true_kth: float | None = None) -> tuple[int, 
             theta, last = rest[j] / low, j
             break
     added = 0
-    while last + 1 < len(ranked) and lex._dense_row[ranked[last + 1]] < 0:
+    while last + 1 < len(ranked) and lex.store.dense_row[ranked[last + 1]] < 0:
         lo, hi = w.indptr[ranked[last + 1]], w.indptr[ranked[last + 1] + 1]
         if hi - lo > CONTINUE * read:
             break

@@ -12,7 +12,7 @@ from .corpus.sources import load_source
 from .errors import IndexFormatError, InputError, MissingDataError, NonFiniteScoreError, SidelightError
 from .index import Hit, Index, Results, Run
 from .methods import available_methods, get_method
-from .structures.lexical import BM25Params
+from .structures.lexical_store import BM25Params
 from .text import TokenizerConfig
 
 __version__ = "0.1.0"

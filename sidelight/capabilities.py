@@ -42,13 +42,14 @@ class UnsupportedError(InputError):
     """A method asked of a backend that lacks something it needs (exit 2, HTTP 400, MCP tool error)."""
 
 
-def require(method: str, needs: Iterable[Capability], backend: Backend) -> None:
-    """Refuse `method` unless `backend` offers every capability in `needs` (one line: the method,
-    the first missing capability and the backend's reason)."""
+def require(name: str, needs: Iterable[Capability], backend: Backend, kind: str = "method") -> None:
+    """Refuse `name` (a method, or with `kind` a command such as export-web) unless `backend` offers
+    every capability in `needs` (one line: what was asked, the first missing capability and the
+    backend's reason)."""
     offered = backend.capabilities()
     for need in needs:
         if need not in offered:
-            raise UnsupportedError(f"method {method!r} needs {need.value}: {backend.why_missing(need)}")
+            raise UnsupportedError(f"{kind} {name!r} needs {need.value}: {backend.why_missing(need)}")
 
 
 #: what exists only beside dense vectors: a method needing any of these is skipped by a lab protocol

@@ -14,7 +14,7 @@ from ..index import Index, store
 from ..index.sync import sync
 from ..index.index import dense_texts, folder_source, section_passages
 from ..structures.dense import DenseStore
-from ..structures.lexical import VARIANTS, BM25Params
+from ..structures.lexical_store import VARIANTS, BM25Params
 from ..text import STOPLISTS, TokenizerConfig
 from .args import add_output, add_passage_flags, dense_summary, passages_of
 from .collection_cmd import add_folder_flags, print_sync

@@ -22,6 +22,7 @@ import numpy as np
 from ..corpus.model import Corpus, Edge, Record
 from ..errors import IndexFormatError
 from ..graph.store import Graph
+from ..structures.dense import held_vectors
 from . import folderstate, store
 from .index import KEPT_KEYS, Index, dense_texts
 from .records import EdgeFile, RecordFile, edge_line, write_records_delta
@@ -83,13 +84,13 @@ def write(index: Index, remove: Sequence[str], fresh: Sequence[Record], resource
     texts, titles, units = dense_texts(shell, fresh, index.dense.passages if index.dense is not None else None)
     positions = np.flatnonzero(gone)
     if len(positions):
-        index.lexical.delete(positions)
+        index.lexical_index().delete(positions)
         if index.dense is not None:
-            index.dense.delete(positions)
+            held_vectors(index.dense).delete(positions)
     if fresh:
-        index.lexical.add(texts)
+        index.lexical_index().add(texts)
         if index.dense is not None:
-            index.dense.add(texts, titles=titles, units=units)
+            held_vectors(index.dense).add(texts, titles=titles, units=units)
 
     def check(name: str) -> None:
         Index.open_generation(root, name, False)
@@ -101,8 +102,8 @@ def write(index: Index, remove: Sequence[str], fresh: Sequence[Record], resource
             f.write(b"".join(lines))
         folderstate.save(tmp, state)
         np.save(tmp / "id_rank.npy", rank, allow_pickle=False)
-        lexical = index.lexical.save(tmp / "lexical")
-        dense = index.dense.save(tmp / "dense") if index.dense is not None else None
+        lexical = index.lexical_index().save(tmp / "lexical")
+        dense = held_vectors(index.dense).save(tmp / "dense") if index.dense is not None else None
         graph.save(tmp / "graph")
         content.update(b"--edges--\n")
         content.update(_edge_hash_lines(ids, e_src, e_dst, e_type, e_w))

@@ -42,8 +42,10 @@ from ..store.lock import writer_lock
 from ..store.sqlite import ReadOnlyStateError, copy_read_only
 from ..structures import kernels
 from ..structures.blocks import build_lexical_folder
-from ..structures.dense import DenseStore, Passages, Units
-from ..structures.lexical import BM25Params, LexicalIndex
+from ..structures.dense import DenseStore, Passages, Units, held_vectors
+from ..structures.dense_query import DenseScorer
+from ..structures.lexical import LexicalIndex, TermScorer
+from ..structures.lexical_store import BM25Params
 from ..structures.ranking import Ranking
 from ..text import TokenizerConfig
 from . import folderstate, store
@@ -99,11 +101,11 @@ class Index:
     already has a state of its own (then the folder's state wins).
     """
 
-    def __init__(self, corpus: Corpus, lexical: LexicalIndex, path: Path | None = None,
-                 manifest: dict[str, Any] | None = None, dense: DenseStore | None = None, graph: Graph | None = None,
+    def __init__(self, corpus: Corpus, lexical: TermScorer, path: Path | None = None,
+                 manifest: dict[str, Any] | None = None, dense: DenseScorer | None = None, graph: Graph | None = None,
                  id_rank: np.ndarray | None = None):
         self.corpus = corpus
-        self.lexical = lexical
+        self.lexical = lexical  # an index in one piece: a `LexicalIndex` (its store, add, delete, save)
         self.dense = dense
         self.path = Path(path) if path else None
         self.manifest = manifest or {}
@@ -125,6 +127,13 @@ class Index:
         # what a folder index keeps of each file (`index.folderstate`), written with the next generation;
         # dropped by every change of the records (a sync sets it again after its change)
         self.folder_state: dict[str, list[Any]] | None = None
+
+    def lexical_index(self) -> LexicalIndex:
+        """The lexical index held here, which `add`, `delete` and `save` write (an index in one piece;
+        a sharded index's lexical part asks its shards, and its writes go to them)."""
+        if not isinstance(self.lexical, LexicalIndex):
+            raise InputError("the lexical part of this index is written by its shards, not here")
+        return self.lexical
 
     @property
     def ids(self) -> np.ndarray:
@@ -290,13 +299,14 @@ class Index:
         with ThreadPoolExecutor(1) as pool:
             state = self.folder_state if self.folder_state is not None else _folder_state_of(self.corpus)
             records = pool.submit(write_records, tmp, self.corpus.records, content, state is not None)
-            lexical = self.lexical.save(tmp / "lexical")
+            writer = self.lexical if isinstance(self.lexical, _LexicalFolder) else self.lexical_index()
+            lexical = writer.save(tmp / "lexical")
             records.result()
         write_edges(tmp, self.corpus.edges)
         if state is not None:
             folderstate.save(tmp, state)
         np.save(tmp / "id_rank.npy", np.asarray(self.id_rank, dtype=np.int64), allow_pickle=False)
-        dense = self.dense.save(tmp / "dense") if self.dense is not None else None
+        dense = held_vectors(self.dense).save(tmp / "dense") if self.dense is not None else None
         self.graph.save(tmp / "graph")
         self.manifest = {
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -394,8 +404,8 @@ class Index:
         corpus = self._with(records, edges)
         texts, titles, units = dense_texts(corpus, records, self.dense.passages if self.dense is not None else None)
         if self.dense is not None:
-            self.dense.add(texts, titles=titles, units=units)
-        self.lexical.add(texts)
+            held_vectors(self.dense).add(texts, titles=titles, units=units)
+        self.lexical_index().add(texts)
         self.corpus = corpus
         self._refresh()
 
@@ -403,9 +413,9 @@ class Index:
         """Delete records by id, with every edge that touches them (an id given twice is deleted once)."""
         ids = list(dict.fromkeys(ids))
         corpus, positions = self._without(ids)
-        self.lexical.delete(positions)
+        self.lexical_index().delete(positions)
         if self.dense is not None:
-            self.dense.delete(positions)
+            held_vectors(self.dense).delete(positions)
         self.corpus = corpus
         self._refresh()
 
@@ -426,14 +436,14 @@ class Index:
         positions = np.asarray(sorted(pos[i] for i in gone), dtype=np.int64)
         texts, titles, units = dense_texts(corpus, records, self.dense.passages if self.dense is not None else None)
         if len(positions):
-            self.lexical.delete(positions)
+            self.lexical_index().delete(positions)
         if records:
-            self.lexical.add(texts)
+            self.lexical_index().add(texts)
         if self.dense is not None:
             if len(positions):
-                self.dense.delete(positions)
+                held_vectors(self.dense).delete(positions)
             if records:
-                self.dense.add(texts, titles=titles, units=units)
+                held_vectors(self.dense).add(texts, titles=titles, units=units)
         self.corpus = corpus
         self._refresh()
 

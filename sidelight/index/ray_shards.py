@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 from ..corpus.model import Corpus, Record
 from ..errors import InputError
 from ..structures.dense import DenseStore, Passages, Units, windows_of
-from ..structures.lexical import BM25Params
+from ..structures.lexical_store import BM25Params
 from ..text import TokenizerConfig
 from .shards import Answer, ShardBuilder, ShardServer
 

@@ -1,5 +1,5 @@
 """Vectors and passages on a sharded index: each shard keeps its records' vectors, windows and
-sections, and answers for them with the whole collection's statistics; `ShardedDense` is the
+sections, and answers for them with the whole collection's statistics; `FanoutDense` is the
 coordinator's view of them.
 
 * Section windows (`structures.dense.Passages`): a shard's dense store holds the windows of its
@@ -17,27 +17,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InputError
 from ..structures.dense import DenseStore, Passages
+from ..structures.dense_query import DenseScorer
 from ..structures.ranking import Ranking, select_top
 from .shards import Fanout, gather, merged
 
 if TYPE_CHECKING:
-    from ..structures.ann import AnnIndex
     from ..text import Tokenizer
 
 
 VECTORS_STAY = ("the record vectors stay on the shards of a sharded index; use dense, rrf, "
-                "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here)")
+                "hybrid-linear or dense+ppr (dense-prf, dense-ann and the floor need them here), or an index "
+                "built without --shards")
 
 
-class ShardedDense(DenseStore):
-    """The model that encodes queries here; cosines (and a record's windows' cosines) come from the shards."""
+class FanoutDense(DenseScorer):
+    """The model that encodes queries here; cosines (and a record's windows' cosines) come from the
+    shards. The record vectors stay there: `ShardedIndex.capabilities` offers no vectors and no ANN."""
 
     def __init__(self, meta: dict[str, Any], fanout: Fanout, threads: int = 2):
         self.identity, self.spec, self.threads = meta["identity"], meta["spec"], threads
         self.truncated_docs, self.ann_params = int(meta.get("truncated_docs", 0)), None
-        self._embedder = self._ann = self._ann_source = self._query_vectors = None
+        self._embedder = self._query_vectors = None
         self.fanout, self.n_records = fanout, int(meta["records"])
         rule = dict(meta.get("passages") or {})
         self.n_windows = int(rule.pop("windows", 0))
@@ -62,19 +63,8 @@ class ShardedDense(DenseStore):
         positions, scores = merged(self.fanout.ask("cosines", np.asarray(self.encode_query(query), np.float32), k))
         return select_top(positions, scores, k, id_rank)  # each shard's top k, merged
 
-    @property
-    def vectors(self) -> np.ndarray:
-        raise InputError(VECTORS_STAY)
-
-    @vectors.setter
-    def vectors(self, value: np.ndarray) -> None:
-        raise InputError("the record vectors of a sharded index are written to its shards")
-
-    def ann(self) -> "AnnIndex":
-        raise InputError(VECTORS_STAY)
-
     def __repr__(self) -> str:
-        return f"ShardedDense({self.spec!r}, {self.n_records} records on {len(self.fanout.shards)} shards)"
+        return f"FanoutDense({self.spec!r}, {self.n_records} records on {len(self.fanout.shards)} shards)"
 
 
 def dense_part(dense: DenseStore, rows: np.ndarray) -> DenseStore:

@@ -14,8 +14,8 @@ Layout of `sidelight index SOURCE -o IDX --shards N`::
 A record's shard is a stable hash of its id (`shard_of`). Every shard's BM25 weight of a posting
 is the unsharded index's, bit for bit, and a query's terms are summed in the same order, so
 scores and ties are exact; dense cosines are position-independent (`structures.dense.cosines`).
-The coordinator is an `Index` whose lexical and dense parts ask the shards (`ShardedLexical`,
-`ShardedDense`), so every method that needs only score vectors, the relation lane and PPR run
+The coordinator is an `Index` whose lexical and dense parts ask the shards (`FanoutLexical`,
+`FanoutDense`), so every method that needs only score vectors, the relation lane and PPR run
 unchanged on it, over the global graph.
 
 Writes: the coordinator's writer lock is held throughout; every shard is rewritten (an add
@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 from contextlib import AbstractContextManager
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -42,14 +42,15 @@ from ..capabilities import Capability
 from ..progress import progress_bar
 from ..store.column import StringColumn
 from ..store.lock import writer_lock
-from ..structures.dense import DenseStore, Passages
-from ..structures.lexical import BM25Params, LexicalIndex, write_vocab
+from ..structures.dense import DenseStore, Passages, held_vectors
+from ..structures.lexical import TermScorer
+from ..structures.lexical_store import BM25Params, Vocabulary, write_vocab
 from ..structures.ranking import Ranking, select_top
 from ..text import Tokenizer, TokenizerConfig
 from . import store
 from .index import Index, id_rank_of, register_kind
 from .limits import ensure_open_files
-from .shard_passages import VECTORS_STAY, ShardedDense, dense_meta, dense_part, section_scores
+from .shard_passages import VECTORS_STAY, FanoutDense, dense_meta, dense_part, section_scores
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
 from .shards import Coverage, Fanout, LocalShards, ShardBuilder, ShardServer, gather, merged
 
@@ -64,12 +65,13 @@ def shard_of(ids: Sequence[str], n_shards: int) -> np.ndarray:
 
 
 # ---- the coordinator's view of the shards -----------------------------------------------------------
-class ShardedLexical(LexicalIndex):
-    """The collection's vocabulary and statistics; scores come from the shards.
+class FanoutLexical(TermScorer):
+    """The collection's vocabulary and statistics here; scores from the shards.
 
     Tokenizing, term lookup, idf and the TF-IDF query vector are answered here; BM25 and TF-IDF
     scores are summed by the shards (a record's score is its shard's). The term counts and weight
-    matrices themselves stay on the shards: what needs them (RM3) is refused.
+    matrices stay on the shards (`store` is None): `ShardedIndex.capabilities` offers no term
+    matrices, so what needs them (RM3, the floor, the page export) is refused before it starts.
     """
 
     def __init__(self, folder: Path, meta: dict[str, Any], fanout: Fanout):
@@ -77,46 +79,22 @@ class ShardedLexical(LexicalIndex):
         self.tokenizer = Tokenizer(self.tokenizer_config)
         self.params = BM25Params(**meta["bm25"])
         terms = StringColumn(folder, "vocab")
-        self._sorted_vocab = (terms, np.arange(len(terms), dtype=np.int64))  # term id = sorted position
-        self._vocab = self._term_id = None
-        self._lookups = 0
+        self.vocabulary = Vocabulary(column=terms, ids=np.arange(len(terms), dtype=np.int64))  # id = sorted position
         self.df = np.load(folder / "df.npy", mmap_mode="r", allow_pickle=False)
         self.n_docs = self.n_scored = int(meta["collection"]["records"])
         self.avgdl = float(meta["collection"]["total_length"]) / self.n_docs if self.n_docs else 0.0
-        self.scope = None
+        self.store = None
         self.fanout = fanout
         if len(self.df) != len(terms):
             raise IndexFormatError(f"{folder}: {len(terms)} terms, {len(self.df)} document frequencies")
 
-    def _strings(self, terms: np.ndarray) -> list[str]:
-        column = self._opened_vocab()[0]
-        return [column[int(t)] for t in terms]
-
     def bm25_top_terms(self, terms: np.ndarray, k: int | None, id_rank: np.ndarray) -> Ranking:
-        positions, scores = merged(self.fanout.ask("bm25_top", self._strings(terms), k))
+        positions, scores = merged(self.fanout.ask("bm25_top", self.vocabulary.words(terms), k))
         return select_top(positions, scores, k, id_rank)
 
     def weighted(self, kind: str, terms: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
         f = None if factors is None else [float(x) for x in factors]
-        return gather(self.fanout.ask("weighted", kind, self._strings(terms), f), self.n_docs)
-
-    def bm25_scores(self, query: str) -> np.ndarray:
-        return self.weighted("bm25", self.query_terms(query))
-
-    def _refused(self, what: str) -> NoReturn:
-        raise InputError(f"{what} stays on the shards of a sharded index; use a method that needs only "
-                         f"scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25-sections, bm25+ppr, relation)")
-
-    bm25 = property(lambda self: self._refused("the BM25 weight matrix"))
-    tf = property(lambda self: self._refused("the term-count matrix"))
-    tfidf = property(lambda self: self._refused("the TF-IDF weight matrix"))
-    doc_len = property(lambda self: self._refused("the record lengths"))
-
-    def add(self, texts: list[str]) -> None:
-        self._refused("adding to the lexical part alone")
-
-    def delete(self, positions: np.ndarray) -> None:
-        self._refused("deleting from the lexical part alone")
+        return gather(self.fanout.ask("weighted", kind, self.vocabulary.words(terms), f), self.n_docs)
 
 
 # ---- the sharded index --------------------------------------------------------------------------
@@ -125,9 +103,11 @@ class ShardedIndex(Index):
     on Ray after `sidelight.index.ray_shards.serve_on_ray(index)`. Results carry `coverage`:
     (shards that answered, shards)."""
 
-    fanout: Fanout
-    assignment: np.ndarray
-    _pending: list[tuple[str, list[Any]]]  # (add, records) and (delete, ids), routed to the shards by `save`
+    def __init__(self, corpus: Corpus, lexical: FanoutLexical, root: Path, manifest: dict[str, Any],
+                 dense: FanoutDense | None, graph: Graph, id_rank: np.ndarray, fanout: Fanout, assignment: np.ndarray):
+        super().__init__(corpus, lexical, root, manifest, dense, graph, id_rank)
+        self.fanout, self.assignment = fanout, assignment  # the shards, and the shard of each record
+        self._pending: list[tuple[str, list[Any]]] = []  # (add, records) and (delete, ids), routed to the shards by `save`
 
     def watch(self) -> AbstractContextManager[Coverage | None]:
         """The `Coverage` of the queries answered inside the block (see `Index.watch`)."""
@@ -150,7 +130,8 @@ class ShardedIndex(Index):
     def why_missing(self, capability: Capability) -> str:
         if capability is Capability.TERM_MATRICES:
             return ("each term-count and weight matrix stays on the shards of a sharded index; use a method that "
-                    "needs only scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25-sections, bm25+ppr, relation)")
+                    "needs only scores (bm25, tfidf, dense, rrf, hybrid-linear, bm25-sections, bm25+ppr, relation), "
+                    "or an index built without --shards")
         if capability in (Capability.VECTORS, Capability.ANN) and self.dense is not None:
             return VECTORS_STAY
         return super().why_missing(capability)
@@ -175,16 +156,13 @@ class ShardedIndex(Index):
             servers = [ShardServer(root / SHARDS / str(s), gen, np.flatnonzero(assignment == s), verify=verify)
                        for s, gen in enumerate(pins)]
             fanout = Fanout(LocalShards(servers))
-            lexical = ShardedLexical(path / "vocab", manifest["lexical"], fanout)
-            dense = ShardedDense({**manifest["dense"], "records": c["records"]}, fanout) if "dense" in manifest else None
+            lexical = FanoutLexical(path / "vocab", manifest["lexical"], fanout)
+            dense = FanoutDense({**manifest["dense"], "records": c["records"]}, fanout) if "dense" in manifest else None
         except OSError as exc:
             raise IndexFormatError(f"{path}: cannot read the sharded index ({exc.strerror or exc})") from exc
         except (KeyError, TypeError, ValueError) as exc:
             raise IndexFormatError(f"{path}: sharded index contents do not fit its manifest ({exc})") from exc
-        index = cls(corpus, lexical, root, manifest, dense, graph, id_rank)
-        index.fanout, index.assignment = fanout, assignment
-        index._pending = []  # (add, records) and (delete, ids), routed to the shards by `save`
-        return index
+        return cls(corpus, lexical, root, manifest, dense, graph, id_rank, fanout, assignment)
 
     # -- write
     @classmethod
@@ -241,7 +219,8 @@ class ShardedIndex(Index):
         path = Path(path)
         if self.path is None or path.resolve() != self.path.resolve():
             raise InputError("a sharded index is saved only in place (build a new one with `sidelight index --shards`)")
-        encoded = self.dense if any(op == "dense" for op, _ in self._pending) else None
+        encoded = (held_vectors(self.dense) if self.dense is not None and any(op == "dense" for op, _ in self._pending)
+                   else None)  # `add_dense` encoded every record here
         if encoded is not None and len(encoded.vectors) != len(self.corpus):
             raise InputError("records were added after the vectors were encoded: encode them again (`sidelight dense`)")
         n = len(self.manifest["shards"]["generations"])

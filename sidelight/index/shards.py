@@ -23,8 +23,10 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 from ..corpus.model import Corpus, Record
-from ..structures.dense import DenseStore
-from ..structures.lexical import BM25Params, Collection, LexicalIndex, count_terms
+from ..structures.dense import DenseStore, held_vectors
+from ..structures.lexical import LexicalIndex
+from ..structures.lexical_store import BM25Params, Collection
+from ..structures.term_counts import count_terms
 from ..structures.ranking import top_k
 from ..text import TokenizerConfig
 from ..errors import InputError
@@ -127,8 +129,9 @@ class ShardBuilder:
     @classmethod
     def of_index(cls, index: Index) -> "ShardBuilder":
         """A shard already on disk (after its adds and deletes), to be rescoped and written again."""
-        lex = index.lexical
-        return cls(index.corpus, lex.vocab, lex.tf, lex.tokenizer_config, lex.params, index.dense)
+        lex = index.lexical_index()
+        dense = None if index.dense is None else held_vectors(index.dense)
+        return cls(index.corpus, lex.vocab, lex.tf, lex.tokenizer_config, lex.params, dense)
 
     def stats(self) -> tuple[list[str], np.ndarray, int, float]:
         """(vocabulary, own df, records, total length) of this shard alone."""
@@ -139,7 +142,7 @@ class ShardBuilder:
         """The lexical index scoped to the collection's statistics (`df`: of this shard's terms),
         saved with the records and vectors to `folder`; returns the generation written."""
         scope = Collection(n_docs, total_len, np.asarray(df, dtype=np.float64))
-        lexical = LexicalIndex(self.tokenizer, self.vocab, self.tf, self.params, scope)
+        lexical = LexicalIndex.from_counts(self.tokenizer, self.vocab, self.tf, self.params, scope)
         Index(self.corpus, lexical, dense=self.dense).save(Path(folder), force=True)
         return store.current_generation(Path(folder))
 

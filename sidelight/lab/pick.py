@@ -20,31 +20,29 @@ each component. Nothing here looks at test.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
+from pydantic import ValidationError
+
 from ..errors import InputError
 from .analysis import contrast_vectors, family_vector, group_mean_vector
+from .schema import GraphGate
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
 
 
-@dataclass(frozen=True)
-class GraphGate:
-    """Graph candidate label -> the method name of its rewired controls, and the lower bound the dev
-    interval of (graph − mean of controls) must exceed."""
-
-    controls: Mapping[str, str]
-    margin: float = 0.0
-
-    @classmethod
-    def of(cls, spec: dict | None) -> "GraphGate | None":
-        if not spec:
-            return None
-        return cls(dict(spec["controls"]), float(spec.get("margin", 0.0)))
+def graph_gate(spec: dict | None) -> GraphGate | None:
+    """The pick's graph gate as the protocol's schema reads it (`schema.GraphGate`, validated with the
+    whole protocol when it is loaded; a spec handed here directly is checked the same way)."""
+    if not spec:
+        return None
+    try:
+        return GraphGate.model_validate(spec)
+    except ValidationError as exc:
+        raise InputError(f"pick.graph: {exc.errors()[0]['msg']}, got {spec!r}") from None
 
 
 def check_pick(spec: dict | None, labels: set[str], where: str) -> None:
@@ -57,7 +55,7 @@ def check_pick(spec: dict | None, labels: set[str], where: str) -> None:
     singles, fused = spec.get("singles") or [], spec.get("fused") or []
     if not singles:
         raise InputError(f"{where}: pick needs at least one single lane in 'singles'")
-    gate = GraphGate.of(spec.get("graph"))
+    gate = graph_gate(spec.get("graph"))
     graph = [*gate.controls, *gate.controls.values()] if gate else []
     unknown = [x for x in singles + fused + graph if x not in labels]
     if unknown:
@@ -128,7 +126,7 @@ def pick(spec: dict, dev_overall: dict[str, dict], metric: str, vectors: Mapping
     (`spec["graph"]`), `vectors` (per-family dev scores, see `graph_evidence`) and `stats` (the
     protocol's seed, n_resamples, n_flips, confidence) are required."""
     value = {lab: dev_overall[lab][metric] for lab in spec["singles"] + spec.get("fused", [])}
-    gate = GraphGate.of(spec.get("graph"))
+    gate = graph_gate(spec.get("graph"))
     evidence: dict[str, dict] = {}
     if gate is not None:
         if vectors is None or stats is None:

@@ -120,7 +120,7 @@ class Protocol:
     def build_index(self, corpus: Corpus):
         """The index the protocol asks for; returns (index, setup seconds by step)."""
         from ..index import Index
-        from ..structures.lexical import BM25Params
+        from ..structures.lexical_store import BM25Params
         from ..text import TokenizerConfig
 
         ix = self.data.get("index", {})

@@ -17,7 +17,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputError
-from ..structures.lexical import VARIANTS
+from ..structures.lexical_store import VARIANTS
 from ..text import STOPLISTS
 from .metrics import parse_metric
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ..graph.ppr import PPRGraph
     from ..graph.store import Graph
     from ..results import Hit
-    from ..structures.dense import DenseStore
-    from ..structures.lexical import LexicalIndex
+    from ..structures.dense_query import DenseScorer
+    from ..structures.lexical import TermScorer
     from ..structures.ranking import Ranking
     from ..capabilities import Capability
 
@@ -32,12 +32,14 @@ class SearchContext(Protocol):
     """What a method may use: the scorers, the graph, the records, the id order and the memo."""
 
     @property
-    def lexical(self) -> LexicalIndex:
-        """The lexical scorer (term statistics; on a sharded index, scores summed by the shards)."""
+    def lexical(self) -> TermScorer:
+        """The lexical scorer (term statistics; on a sharded index, scores summed by the shards; the
+        term matrices, `lexical.store`, only where `Capability.TERM_MATRICES` is offered)."""
 
     @property
-    def dense(self) -> DenseStore | None:
-        """The dense scorer, or None for an index without vectors."""
+    def dense(self) -> DenseScorer | None:
+        """The dense scorer, or None for an index without vectors (the vectors themselves, a
+        `DenseStore`, only where `Capability.VECTORS` is offered)."""
 
     @property
     def graph(self) -> Graph:

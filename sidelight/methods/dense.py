@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InputError
-from ..structures.dense import DenseStore
+from ..structures.dense import DenseStore, held_vectors
+from ..structures.dense_query import DenseScorer
 from ..structures.ranking import Ranking, check_finite, select_top
 from ..capabilities import Capability
 from .params import Param
@@ -17,10 +18,16 @@ if TYPE_CHECKING:
     from .context import SearchContext
 
 
-def require_dense(index: "SearchContext") -> DenseStore:
+def require_dense(index: "SearchContext") -> DenseScorer:
+    """The index's dense scorer (cosines of a query vector)."""
     if index.dense is None:
         raise InputError("this index has no dense vectors; rebuild it with `sidelight index SOURCE --dense minilm`")
     return index.dense
+
+
+def require_vectors(index: "SearchContext") -> DenseStore:
+    """The record vectors held here (a method that reads them declares `Capability.VECTORS`)."""
+    return held_vectors(require_dense(index))
 
 
 @register("dense", "cosine of embedding vectors (the dense lane), exact dot product over all records",
@@ -35,7 +42,7 @@ def _dense(index: "SearchContext", query: str, k: int | None, params: dict[str, 
           Param("expansion_search", int, None, "HNSW expansion at query time (null: the index's own)", low=1),
           needs=(Capability.DENSE, Capability.VECTORS, Capability.ANN))
 def _dense_ann(index: "SearchContext", query: str, k: int | None, params: dict[str, Any]) -> Ranking:
-    dense = require_dense(index)
+    dense = require_vectors(index)
     graph = dense.ann()  # clear error naming --ann when the index has none
     q = dense.encode_query(query)
     count = max(k or 0, int(params["candidates"]))  # k=None: the whole candidate pool, ranked

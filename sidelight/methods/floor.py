@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InputError, NonFiniteScoreError
-from ..structures.lexical import accumulate_scores
+from ..structures.lexical import accumulate_scores, term_matrices
 from ..results import Results
 from ..structures.ranking import Ranking, check_finite
-from .dense import require_dense
+from .dense import require_vectors
 from .query_vectors import embed_twice
 from .floor_scorers import (
     DEFAULT_SCORER,
@@ -149,7 +149,7 @@ def rare_query_terms(index: "SearchContext", query: str, rare: RareTerms) -> np.
 
 
 def _stage_one(index: "SearchContext", query: str, pool: int, rare: RareTerms | None) -> tuple[StageOne, list[str], dict[str, Any]]:
-    store = require_dense(index)
+    store = require_vectors(index)
     q, d, note = embed_twice(store, query)
     vectors = store.vectors
     cos_q = (vectors @ q).astype(np.float64)
@@ -176,7 +176,7 @@ def _stage_one(index: "SearchContext", query: str, pool: int, rare: RareTerms | 
         if len(terms) == 0:
             skipped["lexical_channel"] = "no rare query terms"
         else:
-            bm = accumulate_scores(index.lexical.bm25, terms, n)
+            bm = accumulate_scores(term_matrices(index.lexical).bm25, terms, n)
             inpool = np.zeros(n, dtype=bool)
             inpool[cand] = True
             extra = np.flatnonzero((bm > 0) & ~inpool)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import InputError, MissingDataError
-from .dense import require_dense
+from .dense import require_dense, require_vectors
 from .query_vectors import embed_twice
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class DenseScorer:
         if cached is None or cached[0] != query:
             q, d, _ = embed_twice(require_dense(self.index), query)
             cached = self._q = (query, [v for v in (q, d) if v is not None])
-        rows = np.asarray(require_dense(self.index).vectors[np.asarray(positions)], dtype=np.float32)
+        rows = np.asarray(require_vectors(self.index).vectors[np.asarray(positions)], dtype=np.float32)
         best: np.ndarray = np.max(np.stack([rows @ v for v in cached[1]]), axis=0).astype(np.float64)
         return best
 

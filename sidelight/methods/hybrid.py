@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InputError
+from ..structures.dense import held_vectors
 from ..structures.fusion import RRF_K, rrf_scores
-from ..structures.lexical import LexicalIndex, accumulate_scores
+from ..structures.lexical import LexicalIndex, TermScorer, accumulate_scores, term_matrices
 from ..structures.ranking import Ranking, top_k
 from ..text import STOPLISTS, TokenizerConfig
 from .dense import require_dense
@@ -67,7 +68,7 @@ RM3_MAX_DF_SHARE = 0.1
 
 # ---- lexical component ------------------------------------------------------------------------
 def lexical_variant(index: "SearchContext", stopwords: str | None = None, stem: str | None = None,
-                    title_weight: int | None = None) -> LexicalIndex:
+                    title_weight: int | None = None) -> TermScorer:
     """The index's lexical lane, or a variant of it over the same records (built once, kept in memory).
 
     The variant keeps the index's BM25 parameters; only tokenization and title repetition change.
@@ -89,7 +90,7 @@ def lexical_variant(index: "SearchContext", stopwords: str | None = None, stem: 
     return index.memo(f"lexical-variant {cfg} {tw}", None, build)
 
 
-def rm3_query(lex: LexicalIndex, query: str, id_rank: np.ndarray, fb_docs: int = 10, fb_terms: int = 10,
+def rm3_query(lex: TermScorer, query: str, id_rank: np.ndarray, fb_docs: int = 10, fb_terms: int = 10,
               orig_weight: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """RM3 expansion: (term ids, weights) of the expanded query.
 
@@ -106,12 +107,13 @@ def rm3_query(lex: LexicalIndex, query: str, id_rank: np.ndarray, fb_docs: int =
         return terms, np.zeros(0)
     if fb_docs == 0 or fb_terms == 0 or orig_weight == 1.0:  # no feedback: the query as is
         return terms, np.full(len(terms), 1.0 / len(terms))
-    first = top_k(accumulate_scores(lex.bm25, terms, lex.n_docs), int(fb_docs), id_rank)
+    m = term_matrices(lex)
+    first = top_k(accumulate_scores(m.bm25, terms, lex.n_docs), int(fb_docs), id_rank)
     if len(first) == 0:  # nothing to feed back: the query as is
         return terms, np.full(len(terms), 1.0 / len(terms))
     weights: dict[int, float] = {int(t): orig_weight / len(terms) for t in terms}
-    rows = lex.tf[first.positions]
-    scale = first.scores / np.maximum(lex.doc_len[first.positions], 1.0)
+    rows = m.tf[first.positions]
+    scale = first.scores / np.maximum(m.doc_len[first.positions], 1.0)
     rm = np.asarray(rows.multiply(scale[:, None]).sum(axis=0)).ravel()
     rm[lex.df > RM3_MAX_DF_SHARE * lex.n_docs] = 0.0
     cand = np.flatnonzero(rm > 0)
@@ -130,7 +132,7 @@ def lexical_scores(index: "SearchContext", query: str, params: dict[str, Any]) -
         return lex.bm25_scores(query)
     ids, w = rm3_query(lex, query, index.id_rank, int(params["fb_docs"]), int(params["fb_terms"]),
                        float(params["orig_weight"]))
-    return accumulate_scores(lex.bm25, ids, lex.n_docs, w)
+    return accumulate_scores(term_matrices(lex).bm25, ids, lex.n_docs, w)
 
 
 # ---- dense component --------------------------------------------------------------------------
@@ -142,7 +144,7 @@ def dense_scores(index: "SearchContext", query: str, params: dict[str, Any]) -> 
     scores = store.scores_of(q)
     n_fb = int(params.get("dense_prf_docs") or 0)
     if n_fb > 0:
-        vectors = store.vectors
+        vectors = held_vectors(store).vectors  # dense_prf_docs > 0 declares Capability.VECTORS
         w = float(params["dense_prf_weight"])
         top = top_k(scores, n_fb, index.id_rank, positive_only=False)
         centroid = np.asarray(vectors[np.sort(top.positions)], dtype=np.float64).mean(axis=0)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, MissingDataError
-from ..structures.dense import DenseStore
+from ..structures.dense_query import DenseScorer
 
 _PREFIXES: dict[str, tuple[str, str] | None] = {}  # model spec -> (query prefix, doc prefix), or None
 
 
-def model_prefixes(store: DenseStore) -> tuple[str, str] | None:
+def model_prefixes(store: DenseScorer) -> tuple[str, str] | None:
     """(query prefix, doc prefix) of the store's model; None when they cannot be known offline."""
     emb = store.loaded_embedder()
     if emb is not None and hasattr(emb, "files"):
@@ -28,7 +28,7 @@ def model_prefixes(store: DenseStore) -> tuple[str, str] | None:
     return _PREFIXES[store.spec]
 
 
-def embed_twice(store: DenseStore, query: str) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+def embed_twice(store: DenseScorer, query: str) -> tuple[np.ndarray, np.ndarray | None, str | None]:
     """(as query, as document or None, why the document embedding was skipped or None)."""
     q = np.asarray(store.encode_query(query), dtype=np.float32)
     pre = model_prefixes(store)

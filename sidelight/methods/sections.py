@@ -34,7 +34,8 @@ import numpy as np
 
 from ..capabilities import Capability
 from ..corpus.passages import window_texts
-from ..structures.lexical import Columns, LexicalIndex, accumulate_scores, bm25_idf, bm25_norm, weigh
+from ..structures.lexical import LexicalIndex, accumulate_scores
+from ..structures.lexical_store import Columns, bm25_idf, bm25_norm, weigh
 from ..structures.ranking import Ranking, top_k
 from .hybrid import HYBRID_LINEAR_PARAMS, with_defaults, dense_scores, normalise
 from .params import Param

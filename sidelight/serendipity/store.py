@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so openi
 
     from .guards import Guards
 
+from ..capabilities import Capability, require
 from ..config import cache_dir
 from ..errors import InputError
 from ..index import store as index_store
@@ -114,6 +115,8 @@ class Serendipity:
     def __init__(self, index, config: SerendipityConfig = SerendipityConfig()):
         if index.path is None:
             raise InputError("serendipity data lives inside a saved index folder; save the index first")
+        if index.dense is not None:  # kinship and section chunks read the record vectors and windows here
+            require("serendipity", (Capability.VECTORS,), index, kind="command")
         self.index, self.config = index, config
         self.root = Path(index.path) / FOLDER
         self.chunks: Chunks | None = None

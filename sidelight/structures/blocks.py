@@ -2,10 +2,10 @@
 
 `LexicalIndex.build` holds every posting in memory several times over (counts, weights, their
 transpose); at a million records that is several GB. `build_lexical_folder` writes the same
-files `LexicalIndex.save` writes, bit for bit, while holding only the vocabulary, a few arrays of
+files `LexicalStore.save` writes, bit for bit, while holding only the vocabulary, a few arrays of
 one value per record or term, and one block:
 
-1. **Count.** Records are tokenized and counted `block` at a time (`lexical.count_matrix`, the build's
+1. **Count.** Records are tokenized and counted `block` at a time (`term_counts.count_matrix`, the build's
    fast path, with one vocabulary and one raw-token table across blocks, so term ids are those of a
    single pass and each distinct raw token is tokenized once). Each
    block's counts are spilled to a raw file by plain writes, and its document lengths and
@@ -14,7 +14,7 @@ one value per record or term, and one block:
    `budget` postings. One pass over the spilled counts writes the `.npy` files of the counts and
    appends each block's postings to the bucket file of their term range (rows stay ascending).
 3. **Weigh and transpose.** With N, avgdl and df known, each bucket is read back, weighed
-   (`lexical.weigh`, the same float operations as the in-memory build) and put in term-major
+   (`lexical_store.weigh`, the same float operations as the in-memory build) and put in term-major
    order by scipy's stable counting sort (COO to CSC), or both in one compiled pass with numba
    (`kernels.transpose`, bit-identical), then appended to `bm25_data.npy` / `bm25_indices.npy`,
    with its terms' pruning bounds and dense rows.
@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # scipy costs ~0.2 s to import: imported where used, so openi
 
 from ..text import Tokenizer, TokenizerConfig
 from . import kernels as _kernels
-from .lexical import BM25Params, RawTerms, count_matrix, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
+from .lexical_store import BM25Params, bm25_idf, bm25_norm, common_terms, weigh, write_vocab
+from .term_counts import RawTerms, count_matrix
 
 BLOCK = 8192  # records counted per block
 BUDGET = 1 << 21  # postings weighed and transposed per term range (2.1M: about 100 MB of buffers)
@@ -71,7 +72,7 @@ def build_lexical_folder(texts: Iterable[str], folder: Path, tokenizer_config: T
                          params: BM25Params = BM25Params(), progress=None, block: int = BLOCK,
                          budget: int = BUDGET) -> dict:
     """Tokenize `texts` (one per record, in corpus order) into the lexical index folder `folder`,
-    as `LexicalIndex.save` would write it; returns the settings a manifest keeps."""
+    as `LexicalStore.save` would write it; returns the settings a manifest keeps."""
     folder = Path(folder)
     folder.mkdir()
     tokenizer = Tokenizer(tokenizer_config)

@@ -19,15 +19,15 @@ next `dense-ann` query or `save`.
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..capabilities import UnsupportedError
 from ..errors import IndexFormatError, InputError
-from .ranking import Ranking, top_k
+from .dense_query import DenseScorer
 
 if TYPE_CHECKING:
     from ..models.embedder import Embedder
@@ -103,8 +103,9 @@ def windows_of(p: Passages, emb: "Embedder", texts: list[str], titles: list[str]
 
 
 @dataclass
-class DenseStore:
-    """Record vectors (rows in corpus order) and the model that made them."""
+class DenseStore(DenseScorer):
+    """Record vectors (rows in corpus order) and the model that made them (and encodes queries,
+    `DenseScorer`); with passages, the records' further windows; optionally an ANN graph."""
 
     vectors: np.ndarray
     identity: dict
@@ -152,63 +153,6 @@ class DenseStore:
         self.window_section = None if section is None else np.asarray(section, dtype=np.int64)
         contiguous = windows.dtype == np.float32 and windows.flags.c_contiguous
         self.windows = windows if contiguous else np.ascontiguousarray(windows, dtype=np.float32)  # maps stay maps
-
-    def loaded_embedder(self) -> "Embedder | None":
-        """The query encoder if it is loaded already (None: not yet; nothing is loaded here)."""
-        return self._embedder
-
-    def reuse_embedder(self, other: "DenseStore") -> None:
-        """Take `other`'s loaded query encoder when both stores were encoded by the same model (a reload)."""
-        if other.identity == self.identity and other._embedder is not None:
-            self._embedder = other._embedder
-
-    def embedder(self) -> "Embedder":
-        """The query encoder, loaded once and checked against the index's model identity."""
-        if self._embedder is None:
-            from ..models.embedder import Embedder, check_identity
-
-            emb = Embedder.from_spec(self.spec, threads=self.threads)
-            check_identity(self.identity, emb.identity)
-            self._embedder = emb
-        return self._embedder
-
-    def encode_query(self, text: str) -> np.ndarray:
-        if not text or not text.strip():
-            raise InputError("empty query")
-        if self._query_vectors is not None and text in self._query_vectors:
-            return self._query_vectors[text]
-        return self.embedder().encode([text], kind="query")[0]
-
-    @contextmanager
-    def batched_queries(self, texts: list[str], batch_size: int = 32) -> Iterator[None]:
-        """Encode `texts` in batches once; `encode_query` returns those vectors inside the block.
-
-        The encoder's batches give each text the vector it gets alone (checked by bench/batch.py,
-        which compares every hit), so batching changes only the time (`Index.search_many`).
-        """
-        if "encode_query" in self.__dict__:  # a store whose query encoder was replaced (a test double) encodes as it likes
-            yield
-            return
-        unique = [t for t in dict.fromkeys(texts) if t and t.strip()]
-        with self.query_vectors(dict(zip(unique, self.embedder().encode(unique, batch_size=batch_size, kind="query")))):
-            yield
-
-    @contextmanager
-    def query_vectors(self, vectors: dict[str, np.ndarray]) -> Iterator[None]:
-        """Inside the block `encode_query` returns these vectors for these texts (others are encoded)."""
-        self._query_vectors = vectors
-        try:
-            yield
-        finally:
-            self._query_vectors = None
-
-    def scores(self, query: str) -> np.ndarray:
-        """Cosine of the query with every record (vectors are unit length)."""
-        return self.scores_of(self.encode_query(query))
-
-    def top(self, query: str, k: int | None, id_rank: np.ndarray) -> Ranking:
-        """The k records of highest cosine (every record when k is None), ties by `id_rank`."""
-        return top_k(self.scores(query), k, id_rank, positive_only=False)
 
     @property
     def window_count(self) -> int:
@@ -327,3 +271,11 @@ class DenseStore:
 
             store.ann_params, store._ann_source = AnnParams.from_dict(meta["ann"]), (folder, meta["ann"])
         return store
+
+
+def held_vectors(dense: DenseScorer) -> DenseStore:
+    """The record vectors (and windows) of `dense`. A method that reads them declares
+    `Capability.VECTORS`, so a backend without them was refused before it got here."""
+    if not isinstance(dense, DenseStore):
+        raise UnsupportedError("the record vectors are not held here (a sharded index keeps them on its shards)")
+    return dense

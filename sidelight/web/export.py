@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 from filelock import FileLock, Timeout
 
+from ..capabilities import Capability, require
 from ..errors import InputError
 from ..index import Index, store
-from ..index.sharded import ShardedIndex
 from ..methods import method_spec
 from ..lanes.registry import lanes
 from ..methods.relation import effective_weights
@@ -43,7 +43,9 @@ from ..methods.relation_notes import PROFILES, profile
 from ..models.spec import resolve_model
 from ..serve.labview import latest_report
 from ..store.lock import lock_timeout
-from ..structures.lexical import tfidf_idf, tfidf_norms
+from ..structures.dense import held_vectors
+from ..structures.lexical import term_matrices
+from ..structures.lexical_store import tfidf_idf, tfidf_norms
 from ..text import stopwords
 
 FORMAT = "sidelight-web-1"
@@ -51,6 +53,7 @@ FORMAT = "sidelight-web-1"
 LEXICAL_METHODS = ("bm25", "tfidf", "rrf-lexical")
 GRAPH_METHODS = ("bm25+ppr", "relation")
 DENSE_METHODS = ("dense", "rrf")
+PAGE_NEEDS = (Capability.TERM_MATRICES, Capability.GRAPH)  # what every page is made of (checked in this order)
 VECTOR_TYPES = ("float32", "float16")
 DEFAULT_MAX_MB = 256.0
 ASSETS = ("page.js", "worker.js", "style.css", "ort-wasm-simd-threaded.wasm")
@@ -113,11 +116,11 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
             raise InputError(f"no report.html under {lab} (run `sidelight lab report {lab}`)")
     assets = assets_folder()
     index = Index.load(index_path)
-    if isinstance(index, ShardedIndex):
-        raise InputError("a sharded index cannot be exported as a page (its records live on the shards); "
-                         "export an index built without --shards")
     if lean:
         index.dense = None  # the page offers BM25 and the graph lanes only: no vectors, model or runtime
+    # the page holds the term counts, the graph and (unless lean) the record vectors
+    require("export-web", PAGE_NEEDS + ((Capability.VECTORS,) if index.dense is not None else ()), index,
+            kind="command")
     if index.dense is not None and index.dense.passages is not None and index.dense.passages.sections:
         raise InputError("the page scores one vector per record and this index's vectors are section windows (a "
                          "folder's default), which it cannot score yet; export with --lean (BM25 and the graph "
@@ -208,8 +211,8 @@ def check_site_of(site: Path, index: Index) -> dict:
 
 def _least_mb(index: Index, vectors: str) -> float:
     """A lower bound of the page's size (MB, base64): postings (4-byte record, 1-byte count), vectors."""
-    nnz = index.lexical.bm25.nnz  # memory-mapped: counting reads nothing
-    dense = index.dense.vectors.size * (2 if vectors == "float16" else 4) if index.dense is not None else 0
+    nnz = term_matrices(index.lexical).bm25.nnz  # memory-mapped: counting reads nothing
+    dense = held_vectors(index.dense).vectors.size * (2 if vectors == "float16" else 4) if index.dense is not None else 0
     return (5 * nnz + dense) * 4 / 3 / 1e6
 
 
@@ -252,22 +255,22 @@ def _defaults(name: str) -> dict:
 
 def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes], dict]:
     """Every payload the page loads (name -> bytes) and the manifest that describes them."""
-    lex = index.lexical
+    lex, m = index.lexical, term_matrices(index.lexical)
     if lex.tokenizer_config.stem:
         raise InputError("the page's tokenizer has no stemmer: export an index built without --stem")
-    if lex.scope is not None:
+    if m.scope is not None:
         raise InputError("this lexical index scores with another collection's statistics; it cannot be exported")
     arrays: dict[str, np.ndarray] = {}
-    tf = lex.tf.tocsc()  # term-major postings, records ascending within a term
+    tf = m.tf.tocsc()  # term-major postings, records ascending within a term
     tf.sort_indices()
     counts = tf.data.astype(np.int64)
     arrays["post_ptr"] = tf.indptr.astype(np.uint32)
     arrays["post_doc"] = tf.indices.astype(np.uint32)
     arrays["post_tf"] = counts.astype(np.uint8 if counts.max(initial=0) < 256 else np.uint16)
-    arrays["doc_len"] = lex.doc_len.astype(np.uint32)
+    arrays["doc_len"] = m.doc_len.astype(np.uint32)
     arrays["bm25_idf"] = lex.idf().astype(np.float64)
     arrays["tfidf_idf"] = tfidf_idf(lex.df, lex.n_scored).astype(np.float64)
-    arrays["tfidf_norm"] = tfidf_norms(lex.tf, lex.df, lex.n_scored)
+    arrays["tfidf_norm"] = tfidf_norms(m.tf, lex.df, lex.n_scored)
     arrays["log_tf"] = np.log(np.arange(1, int(counts.max(initial=1)) + 1, dtype=np.float64))
     arrays["id_rank"] = np.asarray(index.id_rank).astype(np.uint32)
     walk = index.ppr_graph.transition_t  # P^T of the undirected projection (rows: targets)
@@ -315,7 +318,7 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
     payloads: dict[str, bytes] = {}
     if index.dense is not None:
         offered += DENSE_METHODS
-        v = np.asarray(index.dense.vectors, dtype=np.float32)
+        v = np.asarray(held_vectors(index.dense).vectors, dtype=np.float32)
         arrays["vectors"] = v.astype(np.float16) if vectors == "float16" else v
         files = resolve_model(index.dense.spec)
         payloads["model"] = Path(files.onnx_path).read_bytes()

@@ -17,7 +17,7 @@ from sidelight.errors import IndexFormatError
 from sidelight.index import Index, store
 from sidelight.index.records import RecordFile, record_line
 from sidelight.index.store import HEAD_BYTES
-from sidelight.structures import lexical
+from sidelight.structures import lexical_store
 
 QUERIES = ["vitamin d bone density", "cancer cells immune response", "mitochondria aging", "zzzz unknownterm"]
 
@@ -45,13 +45,13 @@ def test_an_opened_index_holds_what_was_built(saved, scifact_index):
 
 @pytest.mark.parametrize("before_dict", [10**9, 5])
 def test_the_sorted_vocabulary_finds_every_term_and_no_other(saved, scifact_index, monkeypatch, before_dict):
-    monkeypatch.setattr(lexical, "_LOOKUPS_BEFORE_DICT", before_dict)
+    monkeypatch.setattr(lexical_store, "_LOOKUPS_BEFORE_DICT", before_dict)
     lex = Index.load(saved).lexical
     for t, i in list(scifact_index.lexical.term_id.items())[::7]:
         assert lex.find_term(t) == i
     for t in ("", "zzzzqq", "a" * 50):
         assert lex.find_term(t) is scifact_index.lexical.term_id.get(t)
-    assert (lex._term_id is None) == (before_dict > 10**6)  # binary search, then the dict once it paid
+    assert (lex.vocabulary._term_id is None) == (before_dict > 10**6)  # binary search, then the dict once it paid
 
 
 def test_opening_and_searching_parse_no_record(saved, monkeypatch):

@@ -177,6 +177,31 @@ def test_what_the_shards_cannot_run_is_refused_in_one_line(built, capsys):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_commands_that_read_the_arrays_are_refused_by_the_same_check(built, tmp_path):
+    """export-web (term counts, vectors) and serendipity (vectors) ask the capability check too:
+    one line naming the command, the missing capability and why, before any work."""
+    from sidelight.serendipity.store import Serendipity
+    from sidelight.structures.dense import held_vectors
+    from sidelight.structures.lexical import term_matrices
+    from sidelight.web.export import export_web
+
+    _, sharded = built
+    sh = sharded[2]
+    assert sh.lexical.store is None  # the fan-out scorers hold no arrays
+    with pytest.raises(UnsupportedError, match="not held here"):
+        term_matrices(sh.lexical)
+    with pytest.raises(UnsupportedError, match="not held here"):
+        held_vectors(sh.dense)
+    with pytest.raises(UnsupportedError, match=re.escape("command 'serendipity' needs vectors: the record vectors "
+                                                         "stay on the shards of a sharded index")):
+        Serendipity(sh)
+    for lean in (False, True):
+        with pytest.raises(UnsupportedError, match=re.escape("command 'export-web' needs term matrices: each "
+                                                             "term-count and weight matrix stays on the shards")):
+            export_web(sh.path, tmp_path / "site", lean=lean)
+    assert not (tmp_path / "site").exists()
+
+
 def test_add_and_delete_keep_passages_equal_to_the_index_in_one_piece(built, tmp_path):
     one, sharded = built
     shutil.copytree(one.path, tmp_path / "one")

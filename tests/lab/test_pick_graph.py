@@ -81,6 +81,10 @@ def test_the_gate_is_checked_before_anything_runs():
              "methods": [{"name": "bm25"}], "pick": {**SPEC, "graph": {**SPEC["graph"], "margin": -0.1}}}
     with pytest.raises(InputError, match="margin"):
         validate_protocol(proto, "p.json")
+    for bad, why in (({"margin": -0.1}, "greater than or equal to 0"), ({"controls": {}}, "at least 1 item"),
+                     ({"extra": 1}, "Extra inputs are not permitted")):  # one gate, the schema's, read alike here
+        with pytest.raises(InputError, match=f"^pick.graph: .*{why}"):
+            check_pick({**SPEC, "graph": {**SPEC["graph"], **bad}}, labels, "p.json")
     with pytest.raises(InputError, match="graph gate needs"):
         pick(SPEC, {lab: {"mrr@10": 0.5} for lab in SPEC["singles"]}, "mrr@10")
 

@@ -55,7 +55,7 @@ def test_blocks_write_the_files_of_the_in_memory_build_foldoc(tmp_path, foldoc_t
     assert build_lexical_folder(texts, tmp_path / "blocks", tok, params, block=20_000, budget=3_000_000) == meta
     _same_files(tmp_path / "memory", tmp_path / "blocks")
     opened = LexicalIndex.load(tmp_path / "blocks", meta, len(texts))
-    assert opened._dense.shape[0] > 0
+    assert opened.store.dense.shape[0] > 0
     memory = LexicalIndex.build(texts, tok, params)
     ids = np.arange(len(texts))
     for q in ("a language for lisp machines", "the protocol of the internet", "unix"):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sidelight.errors import NonFiniteScoreError
 from sidelight.structures import kernels, lexical
 from sidelight.structures.lexical import LexicalIndex
+from sidelight.structures.lexical_store import pruning_bounds
 from sidelight.structures.ranking import top_k
 
 KS = [1, 10, 100, None]
@@ -144,7 +145,7 @@ def _large_corpus(seed: int, every: str = ""):
     words = [f"w{i}" for i in range(2000)]
     p = 1.0 / np.arange(1, len(words) + 1)
     p /= p.sum()
-    n = lexical._PRUNE_MIN_DOCS + 500
+    n = lexical.PRUNE_MIN_DOCS + 500
     lengths = rng.integers(3, 30, size=n)
     draws = iter(rng.choice(len(words), size=int(lengths.sum()), p=p).tolist())
     texts = [" ".join([every] * bool(every) + [words[next(draws)] for _ in range(L)]) for L in lengths]
@@ -181,7 +182,7 @@ def test_large_corpus_every_record_a_candidate():
     """A word in every record with a positive weight: all records are candidates, some read twice."""
     texts, _, id_rank = _large_corpus(13, every="all")
     lex = LexicalIndex.build(texts)
-    assert lex._ub[lex.term_id["all"]] > 0.0
+    assert lex.store.ub[lex.term_id["all"]] > 0.0
     _check_large(lex, ["all", "all w0", "w0 all", "w1 all w0"], id_rank)
 
 
@@ -204,11 +205,11 @@ def test_large_corpus_zero_weights_and_refusal():
     """atire: a word in every record weighs 0.0 (sums stay at 0.0); then a NaN weight is refused."""
     texts, queries, id_rank = _large_corpus(12, every="all")
     lex = LexicalIndex.build(texts, params=lexical.BM25Params(variant="atire"))
-    assert lex._ub[lex.term_id["all"]] == 0.0
+    assert lex.store.ub[lex.term_id["all"]] == 0.0
     _check_large(lex, queries + ["all", "all w0", "w0 all"], id_rank)
     t = lex.term_id["w3"]
     lex.bm25.data[lex.bm25.indptr[t] + 5] = np.nan
-    lex._prepare_pruning(lex.bm25)  # bounds follow the weights
+    lex.store.ub, lex.store.dense_row, lex.store.dense = pruning_bounds(lex.bm25, lex.n_docs)  # bounds follow
     for name in ("numpy", "numba") if kernels.enabled() else ("numpy",):
         with pytest.raises(NonFiniteScoreError):
             _on(name, lambda: top_k(lex.bm25_scores("w3 w1"), 10, id_rank))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sidelight.structures import lexical
+from sidelight.structures import lexical, lexical_store
 from sidelight.structures.lexical import LexicalIndex
 from sidelight.structures.ranking import top_k
 
@@ -14,7 +14,7 @@ def test_pruned_top_k_equals_full_scoring():
     words = [f"w{i}" for i in range(3000)]
     zipf = 1.0 / np.arange(1, len(words) + 1)
     zipf /= zipf.sum()
-    n = lexical._PRUNE_MIN_DOCS + 1000
+    n = lexical_store.PRUNE_MIN_DOCS + 1000
     lengths = rng.integers(5, 40, size=n)
     draws = rng.choice(len(words), size=int(lengths.sum()), p=zipf)
     texts, pos = [], 0
@@ -37,7 +37,7 @@ def test_pruned_top_k_when_every_record_is_touched():
     """Two query terms cover all records between them and a third adds to every other one: the
     pruned kernel's list of touched records is full before the last postings are read (hand-made:
     every record has two tokens, every term a df of n/2, so all weights tie)."""
-    n = lexical._PRUNE_MIN_DOCS + 2
+    n = lexical_store.PRUNE_MIN_DOCS + 2
     texts = [("a " if i < n // 2 else "b ") + ("c" if i % 2 == 0 else "d") for i in range(n)]
     lex = LexicalIndex.build(texts)
     id_rank = np.arange(n)[::-1].copy()

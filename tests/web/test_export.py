@@ -111,7 +111,7 @@ def test_refuses_indexes_the_page_cannot_score(tmp_path, toy_corpus):
     corpus = Corpus("c", [Record(f"r{i}", f"title {i}", f"text {i} words") for i in range(6)])
     sharded = tmp_path / "sharded"
     ShardedIndex.write_sharded(corpus, sharded, 2, progress=False)
-    with pytest.raises(InputError, match="sharded"):
+    with pytest.raises(InputError, match="^command 'export-web' needs term matrices: .* sharded index"):
         export_web(sharded, tmp_path / "b")
     with pytest.raises(InputError, match="no report.html"):
         export_web(stemmed, tmp_path / "c", lab=tmp_path)

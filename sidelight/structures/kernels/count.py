@@ -1,5 +1,5 @@
 """The build's hot loop compiled: split a chunk of text into raw tokens and give each distinct
-raw token an id, in order of first appearance (what `lexical._count` does with `bytes.split`,
+raw token an id, in order of first appearance (what `term_counts.count_matrix` does with `bytes.split`,
 `dict.fromkeys` and a dict lookup per token).
 
 The input is the chunk's texts UTF-8 encoded and joined, with the byte offset where each record

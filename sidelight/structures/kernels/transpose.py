@@ -1,7 +1,7 @@
 """The build's transpose compiled: one term range's postings, weighed and put in term-major order.
 
 `blocks.build_lexical_folder` reads back each term range's postings (rows ascending, as the
-blocks came) and needs them weighed (`lexical.weigh`) and sorted by term, rows ascending within a
+blocks came) and needs them weighed (`lexical_store.weigh`) and sorted by term, rows ascending within a
 term: scipy's COO to CSC conversion, a stable counting sort, does it in the numpy path. Here one
 pass does both, placing each posting at its term's next free slot (the term's start is known
 from the document frequencies), with the same float operations as `weigh` in the same order,
