@@ -86,9 +86,8 @@ def register(sub) -> None:
                    help="first adapt the dense lane to the collection within MINUTES (`sidelight adapt`, needs "
                         "sidelight[adapt] and an index with vectors); the adapted model and its fusions become "
                         "candidates, and the index is re-encoded with it when dev picks one")
-    s.add_argument("--depth", type=int, default=100,
-                   help="ranked ids stored per question (default 100; at least 10, the cutoff of mrr@10 and "
-                        "hit@10; hit@100 is reported only at 100 or more): a shallower depth keeps the run small")
+    add_top_k(s, 100, "ranked ids stored per question (at least 10, the cutoff of mrr@10 and hit@10; hit@100 "
+                      "is reported only at 100 or more): a shallower ranking keeps the run small")
     s.set_defaults(func=_auto)
 
     s = lab.add_parser("score-packets", help="mechanically score returned reader answers")
@@ -322,7 +321,7 @@ def _auto(a: argparse.Namespace) -> int:
         def adapt_with(index, folder, minutes=a.adapt):  # batches of 32, or half the records of a small collection
             return adapt(index, folder, AdaptConfig(minutes=minutes, batch_size=min(32, max(2, len(index.corpus) // 2))),
                          progress=False)
-    protocol = auto.prepare(a.index, out, a.probe, adapt_with=adapt_with, depth=a.depth)
+    protocol = auto.prepare(a.index, out, a.probe, adapt_with=adapt_with, depth=a.top_k)
     adapted = out / auto.ADAPTED_MODEL / "adapt.json"
     if adapted.is_file():
         t = json.loads(adapted.read_text())["training"]

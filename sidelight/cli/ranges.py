@@ -21,7 +21,6 @@ MAX_TITLE_WEIGHT = 100  # lab.schema.MAX_TITLE_WEIGHT
 MAX_DIAL = 28  # serendipity.seating.MAX_DIAL
 MIN_BUDGET_MS, MAX_BUDGET_MS = 1, 60_000  # serve.budget
 MAX_SHARDS = 4096
-MIN_AUTO_DEPTH, MAX_DEPTH = 10, 10_000  # lab.auto.MIN_DEPTH, lab.schema.MAX_DEPTH
 
 #: dest -> (flag as shown, lowest, highest), both inclusive
 RANGES: dict[str, tuple[str, float, float]] = {
@@ -75,7 +74,6 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "hops": ("--hops", 1, 2),
     "max": ("--max", 1, 1_000_000),
     "adapt": ("--adapt", 0, 24 * 60),
-    "depth": ("--depth", MIN_AUTO_DEPTH, MAX_DEPTH),  # ranked ids stored per question (`lab auto`)
 }
 
 

@@ -80,7 +80,7 @@ def check_depth(depth: int) -> int:
     from .schema import MAX_DEPTH
 
     if isinstance(depth, bool) or not isinstance(depth, int) or not MIN_DEPTH <= depth <= MAX_DEPTH:
-        raise InputError(f"lab auto depth must be an integer in [{MIN_DEPTH}, {MAX_DEPTH}] "
+        raise InputError(f"lab auto -k/--top-k (ranked ids stored) must be an integer in [{MIN_DEPTH}, {MAX_DEPTH}] "
                          f"(mrr@10 needs the top {MIN_DEPTH}), got {depth!r}")
     return depth
 

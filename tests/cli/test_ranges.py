@@ -62,14 +62,12 @@ def test_every_default_lies_in_its_range():
 
 def test_copied_limits_agree_with_their_sources():
     from sidelight.cli import ranges
-    from sidelight.lab.auto import MIN_DEPTH
-    from sidelight.lab.schema import MAX_DEPTH, MAX_TITLE_WEIGHT
+    from sidelight.lab.schema import MAX_TITLE_WEIGHT
     from sidelight.serendipity.seating import MAX_DIAL
     from sidelight.lanes.budget import MAX_BUDGET_MS, MIN_BUDGET_MS
 
     assert (ranges.MAX_TITLE_WEIGHT, ranges.MAX_DIAL, ranges.MIN_BUDGET_MS, ranges.MAX_BUDGET_MS) == \
         (MAX_TITLE_WEIGHT, MAX_DIAL, MIN_BUDGET_MS, MAX_BUDGET_MS)
-    assert (ranges.MIN_AUTO_DEPTH, ranges.MAX_DEPTH) == (MIN_DEPTH, MAX_DEPTH)
 
 
 def test_a_huge_title_weight_is_refused_before_anything_is_read(tmp_path, capsys):

@@ -166,7 +166,7 @@ def test_a_cross_reference_leaves_neither_its_anchor_nor_its_section_heading(tmp
 
 
 def test_a_shallower_depth_keeps_the_top_ids_and_the_figures_it_can_audit(tmp_path, capsys):
-    """`lab auto --depth 10` stores each ranking's first 10 ids of the depth-100 run (the oracle: the
+    """`lab auto -k 10` stores each ranking's first 10 ids of the depth-100 run (the oracle: the
     same run at the default depth), the same mrr@10, hit@1 and hit@10, no hit@100, and audits clean."""
     from sidelight.lab.audit import _rankings, audit
 
@@ -181,7 +181,7 @@ def test_a_shallower_depth_keeps_the_top_ids_and_the_figures_it_can_audit(tmp_pa
         pytest.skip("this seed puts every target on one side")
     runs = {d: tmp_path / f"run{d}" for d in (100, 10)}
     for d, run in runs.items():
-        assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(run), "--depth", str(d)]) == 0
+        assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(run), "-k", str(d)]) == 0
     proto = json.loads((runs[10] / "protocol.json").read_text())
     assert proto["depth"] == 10 and proto["metrics"]["secondary"] == ["hit@1", "hit@10"]
     assert json.loads((runs[100] / "protocol.json").read_text())["metrics"]["secondary"] == ["hit@1", "hit@10", "hit@100"]
@@ -198,8 +198,8 @@ def test_a_shallower_depth_keeps_the_top_ids_and_the_figures_it_can_audit(tmp_pa
             assert info["overall"][m] == pytest.approx(res[100][label]["overall"][m], abs=1e-12)
     assert audit(runs[10])["agree"]
     capsys.readouterr()
-    assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(tmp_path / "r5"), "--depth", "5"]) == 2
-    assert "--depth must be >= 10, got 5" in capsys.readouterr().err
+    assert main(["lab", "auto", str(idx), "--probe", str(probe_file), "-o", str(tmp_path / "r5"), "-k", "5"]) == 2
+    assert "lab auto -k/--top-k (ranked ids stored) must be an integer in [10, " in capsys.readouterr().err
     assert not (tmp_path / "r5").exists()
 
 
