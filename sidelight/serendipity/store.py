@@ -306,7 +306,10 @@ class Serendipity:
     def ensure_certificate(self, progress: bool = False, rebuild: bool = False) -> Certificate:
         folder = self.root / "certificate"
         up = self.meta["sae"]["id"]
+        from .guards import GUARDS  # a certificate built with other guards is stale
+
         want = {"sae": up, "config": asdict(self.config.cert), "ks": list(self.config.ks()),
+                "guards": list(GUARDS) if self.config.cert.guards else [],
                 "graph_edges": int(self.index.graph.n_edges),
                 "kinship": "dense" if self.index.dense is not None else "chunk-mean"}
         meta = _read_meta(folder)

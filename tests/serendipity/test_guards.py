@@ -86,6 +86,35 @@ def test_different_senses_compares_the_spans_in_context():
     assert g.check(0, np.array([0]), np.array([39])) == "different senses"
 
 
+def test_no_shared_topic_compares_the_spans_with_the_whole_collection():
+    """200 chunks of 200 records on random unit vectors in 16 dimensions: two chunks' cosine is then about
+    N(0, 1/16), so the collection's 98% quantile is about 2.05 / 4 = 0.51. Marker 0 fires on all of them
+    (of 100,000 records: not boilerplate), so its own pairs spread wide and its bottom quarter is about
+    -0.17. Chunks 0 and 1 (cosine 0.1, two specific words in common) pass the four older guards but share
+    no topic; chunks 2 and 3 (cosine 0.9) share one and are kept."""
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((200, 16)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    e = np.zeros((4, 16), np.float32)
+    e[:, 0] = 1.0
+    e[1] = [0.1, np.sqrt(1 - 0.01)] + [0.0] * 14
+    e[2, :] = 0.0
+    e[2, 2] = 1.0
+    e[3] = 0.0
+    e[3, 2], e[3, 3] = 0.9, np.sqrt(1 - 0.81)
+    v[:4] = e
+    texts = [f"word{c} other{c}" for c in range(200)]
+    texts[0] = texts[1] = "black matter theory"
+    texts[2] = texts[3] = "prion scrapie sheep"
+    g = toy(texts, {0: {c: 1.0 for c in range(200)}}, vectors=v, n_records=(np.arange(200), 100_000))
+    assert 0.4 < g.topic_floor() < 0.62
+    assert g.sense_floor(0) < 0.0
+    assert abs(float(g.vectors[0] @ g.vectors[1]) - 0.1) < 1e-5
+    assert g.check(0, np.array([0]), np.array([1])) == "no shared topic"
+    assert G.no_shared_topic(np.array([0]), np.array([1]), g)
+    assert g.check(0, np.array([2]), np.array([3])) is None
+
+
 def test_certificate_keeps_ruled_pairs_apart_with_their_reason():
     """With guards, passing pairs = certified + ruled (disjoint), each ruled one with a guard's name; the
     placebo passes are put through the same guards; without guards the certificate is unchanged."""
