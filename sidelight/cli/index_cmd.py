@@ -176,14 +176,14 @@ def run_index(args: argparse.Namespace) -> int:
                      "expansion_search": args.ann_expansion_search}
             dense.build_ann(AnnParams(**{k: v for k, v in given.items() if v is not None}))
     params = BM25Params(args.k1, args.b, args.variant)
+    source = folder_source(folder, args.exclude or []) if folder else None
     if args.shards is not None:
         from ..index.sharded import ShardedIndex
 
         builders = ray_shards.ray_builders if args.ray else None
         index: Index = ShardedIndex.write_sharded(corpus, args.output, args.shards, tok, params, dense=dense, force=args.force,
-                                   progress=not args.quiet, builders=builders)
+                                   progress=not args.quiet, builders=builders, extra=source)
     else:
-        source = folder_source(folder, args.exclude or []) if folder else None
         index = Index.write(corpus, args.output, tok, params, dense=dense, force=args.force, progress=not args.quiet,
                             extra=source)
     shards = f" in {args.shards} shards {index.manifest['shards']['records']}" if args.shards else ""

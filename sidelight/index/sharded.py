@@ -48,7 +48,7 @@ from ..structures.lexical_store import BM25Params, Vocabulary, write_vocab
 from ..structures.ranking import Ranking, select_top
 from ..text import Tokenizer, TokenizerConfig
 from . import store
-from .index import Index, id_rank_of, register_kind
+from .index import KEPT_KEYS, Index, id_rank_of, register_kind
 from .limits import ensure_open_files
 from .shard_passages import VECTORS_STAY, FanoutDense, dense_meta, dense_part, section_scores
 from .records import EdgeFile, RecordFile, as_list, write_edges, write_records
@@ -168,10 +168,12 @@ class ShardedIndex(Index):
     @classmethod
     def write_sharded(cls, corpus: Corpus, path: Path, n_shards: int, tokenizer: TokenizerConfig = TokenizerConfig(),
               params: BM25Params = BM25Params(), dense: DenseStore | None = None, force: bool = False,
-              progress: bool = True, builders: "Callable[..., Any] | None" = None) -> "ShardedIndex":
+              progress: bool = True, builders: "Callable[..., Any] | None" = None,
+              extra: dict[str, Any] | None = None) -> "ShardedIndex":
         """Build the sharded index of `corpus` at `path` and open it. `dense`: vectors of every
         record (in corpus order); `builders`: how shard builders are made and run (default: in this
-        process; `ray_shards.ray_builders` on Ray)."""
+        process; `ray_shards.ray_builders` on Ray); `extra`: manifest keys kept with the index
+        (`KEPT_KEYS`: the source folder)."""
         if not isinstance(n_shards, int) or n_shards < 1:
             raise InputError(f"--shards must be a whole number >= 1, got {n_shards!r}")
         path = Path(path)
@@ -189,7 +191,7 @@ class ShardedIndex(Index):
             shards = make(corpus, parts, tokenizer, params, progress)
             meta = {"tokenizer": tokenizer.to_dict(), "bm25": params.to_dict()}
             meta_dense = None if dense is None else dense_meta(dense)
-            _publish(path, corpus, assignment, shards, meta, meta_dense, progress)
+            _publish(path, corpus, assignment, shards, meta, meta_dense, progress, extra)
         index = Index.load(path)
         if not isinstance(index, ShardedIndex):
             raise IndexFormatError(f"{path}: written as a sharded index, opened as another kind")
@@ -205,6 +207,18 @@ class ShardedIndex(Index):
         ids = list(dict.fromkeys(ids))  # an id given twice is deleted once
         self.corpus, _ = self._without(ids)
         self._pending.append(("delete", list(ids)))
+        self._refresh()
+
+    def replace(self, remove: Sequence[str], records: Sequence[Record], edges: Sequence[Edge]) -> None:
+        """Drop `remove`, add `records`, make `edges` the whole edge set (`sidelight sync`): the records
+        go to their shards when saved, each shard counting and encoding only its own new records."""
+        gone = set(remove)
+        unknown = sorted(i for i in gone if i not in self.corpus.position)
+        if unknown:
+            raise InputError(f"cannot replace: unknown record id {unknown[0]!r}")
+        self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone] + list(records),
+                             list(edges), self.corpus.title_weight, self.corpus.alias_weight)
+        self._pending += [("delete", sorted(gone)), ("add", list(records))]
         self._refresh()
 
     def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
@@ -248,7 +262,7 @@ class ShardedIndex(Index):
             if dense is not None and "passages" in dense:  # adds and deletes change how many windows there are
                 windows = sum(b.dense.window_count for b in builders if b.dense is not None)
                 dense = {**dense, "passages": {**dense["passages"], "windows": windows}}
-            _publish(path, self.corpus, shard_of(self.corpus.ids, n), builders, meta, dense)
+            _publish(path, self.corpus, shard_of(self.corpus.ids, n), builders, meta, dense, kept=self.manifest)
         if self._state is not None:
             self._state.close()
         self.__dict__.update(Index.load(path).__dict__)  # this object now answers from what it wrote
@@ -289,8 +303,9 @@ def _call_all(builders: list[Any], name: str, args: list[tuple[Any, ...]], label
 
 
 def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list[Any], lexical_meta: dict[str, Any],
-             dense_meta: dict[str, Any] | None, progress: bool = False) -> None:
-    """Merge the shards' statistics, rescope and save every shard, then publish the coordinator."""
+             dense_meta: dict[str, Any] | None, progress: bool = False, kept: dict[str, Any] | None = None) -> None:
+    """Merge the shards' statistics, rescope and save every shard, then publish the coordinator;
+    `kept`: the manifest keys an index carries to its next generation (`KEPT_KEYS`)."""
     stats = _call_all(builders, "stats", [()] * len(builders), "shards counted", progress)
     vocab = sorted({t for terms, _, _, _ in stats for t in terms}, key=lambda t: t.encode("utf-8"))
     term_id = {t: i for i, t in enumerate(vocab)}
@@ -329,6 +344,7 @@ def _publish(path: Path, corpus: Corpus, assignment: np.ndarray, builders: list[
         }
         if dense_meta is not None:
             manifest["dense"] = dense_meta
+        manifest.update({k: v for k, v in (kept or {}).items() if k in KEPT_KEYS})
         store.write_manifest(tmp, manifest)
 
 

@@ -102,7 +102,8 @@ def sync(index_path: Path, folder: Path, exclude: Sequence[str] = ()) -> SyncRep
         generation = store.data_folder(index_path)
         state = folderstate.load(generation) if has_hash_lines(generation) else None
         manifest = store.read_manifest(generation, verify=False)
-        if state is None or manifest["corpus"]["records"] != len(state) or "source" not in manifest:
+        if (state is None or manifest["corpus"]["records"] != len(state) or "source" not in manifest
+                or manifest.get("kind") is not None):  # a sharded index: its shards write their own parts
             return _sync_all(index_path, folder, exclude)
         found = walk(folder, tuple(exclude))
         current, hashed = {}, []

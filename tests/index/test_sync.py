@@ -83,6 +83,28 @@ def test_sync_equals_a_fresh_index_of_the_same_folder(tmp_path):
     assert (tmp_path / "idx" / "index.json").read_text() == gen
 
 
+def test_a_sharded_index_syncs_to_what_a_fresh_sharded_index_of_the_folder_holds(tmp_path):
+    """The same edits on an index in 2 shards with vectors: the synced index equals a fresh sharded
+    index of the changed folder and an index in one piece of it (the oracles), for every method; a
+    second sync writes nothing."""
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "--dense", "minilm", "--shards", "2", "-q"]) == 0
+    assert Index.load(tmp_path / "idx").manifest["source"] == {"folder": str(vault.resolve()), "exclude": []}
+    write(vault, {"Gardening.md": NOTES["Gardening.md"] + "\n## Compost\n\nA heap of leaves; see [[Tools]].\n",
+                  "New.md": "# New\n\nSpades are in [[Implements]]. Slugs again.\n"})
+    (vault / "Old.md").unlink()
+    (vault / "sub/Tools.md").rename(vault / "sub/Implements.md")
+    report = sync(tmp_path / "idx", vault)
+    assert (report.added, report.changed, report.deleted, report.renamed) == (
+        ["New.md"], ["Gardening.md"], ["Old.md"], [("sub/Tools.md", "sub/Implements.md")])
+    synced = Index.load(tmp_path / "idx")
+    assert main(["index", str(vault), "-o", str(tmp_path / "fresh2"), "--dense", "minilm", "--shards", "2", "-q"]) == 0
+    same_index(synced, Index.load(tmp_path / "fresh2"))
+    same_index(synced, fresh(vault, tmp_path / "fresh"))
+    assert sync(tmp_path / "idx", vault).written is False
+
+
 def test_learned_weights_stay_on_edges_that_survive(tmp_path):
     vault = tmp_path / "vault"
     write(vault, NOTES)
