@@ -61,18 +61,24 @@ def test_plan_names_each_kind_of_change():
     assert (p.added, p.changed, p.deleted, p.renamed, p.unchanged) == (["f"], ["b"], ["d"], [("c", "e")], 1)
 
 
-def test_sync_equals_a_fresh_index_of_the_same_folder(tmp_path):
-    vault = tmp_path / "vault"
-    write(vault, NOTES)
-    fresh(vault, tmp_path / "idx")
-    # edit one note (new link), delete one, rename one, add one that links into the renamed note
+def edit_and_sync(vault: Path, idx: Path):
+    """Edit one note (new link), delete one, rename one, add one that links into the renamed note;
+    sync, and check the report names each change."""
     write(vault, {"Gardening.md": NOTES["Gardening.md"] + "\n## Compost\n\nA heap of leaves; see [[Tools]].\n",
                   "New.md": "# New\n\nSpades are in [[Implements]]. Slugs again.\n"})
     (vault / "Old.md").unlink()
     (vault / "sub/Tools.md").rename(vault / "sub/Implements.md")
-    report = sync(tmp_path / "idx", vault)
+    report = sync(idx, vault)
     assert (report.added, report.changed, report.deleted, report.renamed) == (
         ["New.md"], ["Gardening.md"], ["Old.md"], [("sub/Tools.md", "sub/Implements.md")])
+    return report
+
+
+def test_sync_equals_a_fresh_index_of_the_same_folder(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, NOTES)
+    fresh(vault, tmp_path / "idx")
+    report = edit_and_sync(vault, tmp_path / "idx")
     # links into the deleted and the renamed note are reported
     assert report.dangling == [("Watering.md", "sub/Tools.md"), ("sub/Implements.md", "Old.md")]
     synced = Index.load(tmp_path / "idx")
@@ -91,13 +97,7 @@ def test_a_sharded_index_syncs_to_what_a_fresh_sharded_index_of_the_folder_holds
     write(vault, NOTES)
     assert main(["index", str(vault), "-o", str(tmp_path / "idx"), "--dense", "minilm", "--shards", "2", "-q"]) == 0
     assert Index.load(tmp_path / "idx").manifest["source"] == {"folder": str(vault.resolve()), "exclude": []}
-    write(vault, {"Gardening.md": NOTES["Gardening.md"] + "\n## Compost\n\nA heap of leaves; see [[Tools]].\n",
-                  "New.md": "# New\n\nSpades are in [[Implements]]. Slugs again.\n"})
-    (vault / "Old.md").unlink()
-    (vault / "sub/Tools.md").rename(vault / "sub/Implements.md")
-    report = sync(tmp_path / "idx", vault)
-    assert (report.added, report.changed, report.deleted, report.renamed) == (
-        ["New.md"], ["Gardening.md"], ["Old.md"], [("sub/Tools.md", "sub/Implements.md")])
+    edit_and_sync(vault, tmp_path / "idx")
     synced = Index.load(tmp_path / "idx")
     assert main(["index", str(vault), "-o", str(tmp_path / "fresh2"), "--dense", "minilm", "--shards", "2", "-q"]) == 0
     same_index(synced, Index.load(tmp_path / "fresh2"))
