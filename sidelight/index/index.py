@@ -426,14 +426,7 @@ class Index:
         BM25 statistics stay exact and only the new records are counted and encoded; every other
         record keeps its vectors. Records and edges are those a fresh build of the same folder has
         (in another order, which no ranking sees: ties break by id)."""
-        gone = set(remove)
-        pos = self.corpus.position
-        unknown = sorted(i for i in gone if i not in pos)
-        if unknown:
-            raise InputError(f"cannot replace: unknown record id {unknown[0]!r}")
-        corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone] + list(records),
-                        list(edges), self.corpus.title_weight, self.corpus.alias_weight)  # ids unique, edges known
-        positions = np.asarray(sorted(pos[i] for i in gone), dtype=np.int64)
+        corpus, positions = self._replacing(remove, records, edges)
         texts, titles, units = dense_texts(corpus, records, self.dense.passages if self.dense is not None else None)
         if len(positions):
             self.lexical_index().delete(positions)
@@ -446,6 +439,17 @@ class Index:
                 held_vectors(self.dense).add(texts, titles=titles, units=units)
         self.corpus = corpus
         self._refresh()
+
+    def _replacing(self, remove: Sequence[str], records: Sequence[Record], edges: Sequence[Edge]) -> tuple[Corpus, np.ndarray]:
+        """The corpus without `remove`, with `records` appended and `edges` as its edge set, and the
+        positions removed (an unknown id is an InputError)."""
+        gone, pos = set(remove), self.corpus.position
+        unknown = sorted(i for i in gone if i not in pos)
+        if unknown:
+            raise InputError(f"cannot replace: unknown record id {unknown[0]!r}")
+        corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone] + list(records),
+                        list(edges), self.corpus.title_weight, self.corpus.alias_weight)  # ids unique, edges known
+        return corpus, np.asarray(sorted(pos[i] for i in gone), dtype=np.int64)
 
     def _with(self, records: list[Record], edges: Sequence[Edge]) -> Corpus:
         """The corpus with `records` and `edges` appended (a known id is an InputError)."""

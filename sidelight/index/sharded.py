@@ -212,13 +212,8 @@ class ShardedIndex(Index):
     def replace(self, remove: Sequence[str], records: Sequence[Record], edges: Sequence[Edge]) -> None:
         """Drop `remove`, add `records`, make `edges` the whole edge set (`sidelight sync`): the records
         go to their shards when saved, each shard counting and encoding only its own new records."""
-        gone = set(remove)
-        unknown = sorted(i for i in gone if i not in self.corpus.position)
-        if unknown:
-            raise InputError(f"cannot replace: unknown record id {unknown[0]!r}")
-        self.corpus = Corpus(self.corpus.name, [r for r in self.corpus.records if r.id not in gone] + list(records),
-                             list(edges), self.corpus.title_weight, self.corpus.alias_weight)
-        self._pending += [("delete", sorted(gone)), ("add", list(records))]
+        self.corpus, _ = self._replacing(remove, records, edges)
+        self._pending += [("delete", sorted(set(remove))), ("add", list(records))]
         self._refresh()
 
     def add_dense(self, spec: str = "minilm", batch_size: int = 32, threads: int = 2, progress: bool = True,
