@@ -4,12 +4,10 @@ template's placeholder) is no chunk; the rule's count is in the chunks' record a
 import pytest
 
 from sidelight.cli.certify_report import boilerplate_line
-from sidelight.corpus.folder import load_folder
-from sidelight.index import Index
 from sidelight.serendipity.chunks import BOILERPLATE_MIN_NOTES, boilerplate_sections, section_chunks, section_key
 from sidelight.serendipity.store import Serendipity
 
-from tests.serendipity.test_reveal import FakeEmbedder
+from tests.serendipity.test_collection import folder_index
 
 
 def footer(name: str) -> str:
@@ -32,15 +30,7 @@ BODIES = {
 
 @pytest.fixture
 def vault_index(tmp_path, monkeypatch):
-    monkeypatch.setenv("SIDELIGHT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(Serendipity, "embedder", lambda self: FakeEmbedder())
-    folder = tmp_path / "vault"
-    folder.mkdir()
-    for name, body in BODIES.items():
-        (folder / f"{name}.md").write_text(body + footer(name))
-    idx = Index.build(load_folder(folder), progress=False)
-    idx.save(tmp_path / "idx")
-    return Index.load(tmp_path / "idx")
+    return folder_index(tmp_path, monkeypatch, {f"{name}.md": body + footer(name) for name, body in BODIES.items()})
 
 
 def test_the_footer_is_never_a_chunk(vault_index):

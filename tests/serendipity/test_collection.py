@@ -72,17 +72,22 @@ NOTES = {
 }
 
 
-@pytest.fixture
-def notes_index(tmp_path, monkeypatch):
+def folder_index(tmp_path, monkeypatch, files: dict[str, str]) -> Index:
+    """The saved index of a folder holding `files` (name -> text), with the fake embedder and a private cache."""
     monkeypatch.setenv("SIDELIGHT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(Serendipity, "embedder", lambda self: FakeEmbedder())
     folder = tmp_path / "vault"
     folder.mkdir()
-    for name, text in NOTES.items():
+    for name, text in files.items():
         (folder / name).write_text(text)
     idx = Index.build(load_folder(folder), progress=False)
     idx.save(tmp_path / "idx")
     return Index.load(tmp_path / "idx")
+
+
+@pytest.fixture
+def notes_index(tmp_path, monkeypatch):
+    return folder_index(tmp_path, monkeypatch, NOTES)
 
 
 def test_a_folder_of_notes_is_chunked_by_its_sections(notes_index):
