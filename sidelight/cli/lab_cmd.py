@@ -53,8 +53,8 @@ def register(sub) -> None:
                    "to the runs (results/readme-figures.json; README.md beside it, two folders up)")
     s.set_defaults(func=_audit)
 
-    s = lab.add_parser("compress", help="store a run's rankings xz-compressed in place (the record and "
-                       "audit hold unchanged: hashes are of the uncompressed bytes)")
+    s = lab.add_parser("compress", help="store a run's rankings compressed in place (columns form, or xz where "
+                       "smaller; the record and audit hold unchanged: hashes are of the uncompressed bytes)")
     s.add_argument("dir", type=Path, nargs="+", help="run folders, or folders of run folders (e.g. results/runs)")
     s.set_defaults(func=_compress)
 

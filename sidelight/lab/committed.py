@@ -14,8 +14,9 @@ cell is `row` (bold and code marks ignored), and requires cell `column` to equal
 README's sentence with `{}` where the figure stands; each figure is read from the run's `test/result.json` (after the audit
 checked the run's record), so an edited figure or an edited ranking fails.
 
-`compress_run` stores a run's rankings xz-compressed in place (`packed`: the record keeps the sha256
-of the uncompressed bytes, so the chain and the audit hold unchanged); committed runs are stored so.
+`compress_run` stores a run's rankings compressed in place (`packed`: the columns form, or xz where that
+is smaller; the record keeps the sha256 of the uncompressed bytes, so the chain and the audit hold
+unchanged); committed runs are stored so.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def _size(run: Path) -> int:
 
 
 def compress_run(run: Path) -> dict:
-    """Store every recorded ranking of the run folder `run` xz-compressed (plain or gzip before), in place,
+    """Store every recorded ranking of the run folder `run` in its smallest form (`packed.smallest_form`:
+    columns, or xz; plain, gzip or xz before), in place,
     under the run's writer lock. The run is verified first (a run that does not match its record is refused, never
     converted) and again after; each file is replaced atomically (`packed.compress_file`), so a
     conversion stopped at any point leaves a run that verifies, and running it again finishes it.

@@ -11,9 +11,9 @@ are relative to the run folder. `verify_run` checks the chain up to a stage and 
 file, when a recorded file is missing or differs, when a stage folder holds a file its record does
 not list, or when a required file (result, selection, the rankings of every method run) is absent.
 
-A ranking file may be stored compressed (`packed`: `rankings/X.jsonl.xz` or `.gz` stands for the recorded
-`rankings/X.jsonl`); its recorded sha256 is always that of the uncompressed bytes, so compressing a run
-changes no record. Both forms may exist (a conversion that stopped halfway); then both must match.
+A ranking file may be stored compressed (`packed`: `rankings/X.jsonl.cols`, `.xz` or `.gz` stands for the
+recorded `rankings/X.jsonl`); its recorded sha256 is always that of the uncompressed bytes, so compressing a
+run changes no record. Two forms may exist (a conversion that stopped halfway); then both must match.
 
 A record is tamper-evident, not tamper-proof: someone who rewrites a file, its record and every
 later record consistently is not caught here (the auditor's recomputation still checks the numbers).
@@ -95,7 +95,7 @@ def _check_self(run: Path, rel: str, obj: dict, stage: str) -> None:
 
 
 def _check_file(run: Path, rel: str, sha: str, stage: str) -> None:
-    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.xz`/`.gz`)."""
+    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.cols`/`.xz`/`.gz`)."""
     path = run / rel
     found = forms(path) if compressible(rel) else [path] if path.is_file() else []
     if not found:

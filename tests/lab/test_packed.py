@@ -1,7 +1,8 @@
-"""Rankings stored compressed (`sidelight lab compress`: xz; gzip, the first runs' form, still read and
-converted): the record, the chain and the audit hold unchanged because hashes are of the uncompressed
-bytes; a compressed ranking is still tamper-evident; a conversion stopped halfway leaves a run that
-verifies. The system `xz` and `gzip` are the independent decoders."""
+"""Rankings stored compressed (`sidelight lab compress`: the columns form, or xz when that is smaller; xz and
+gzip, the first runs' forms, still read and converted): the record, the chain and the audit hold unchanged
+because hashes are of the uncompressed bytes; a compressed ranking is still tamper-evident; a conversion
+stopped halfway leaves a run that verifies. The system `xz` and `gzip` are the independent decoders of those
+forms; the bytes the lab wrote are the oracle of the columns form (tests/lab/test_columns.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sidelight.cli import main
 from sidelight.lab import runner
 from sidelight.lab.audit import audit
 from sidelight.lab.committed import compress_run
-from sidelight.lab.packed import GZ, compress_file, gzip_bytes, packed, xz_bytes
+from sidelight.lab.packed import COLS, GZ, XZ as XZ_SUFFIX, compress_file, forms, gzip_bytes, packed, read_bytes, xz_bytes
 from sidelight.lab.record import RECORD_NAME, sha256_of, verify_run
 from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, run_split
 
@@ -55,6 +56,25 @@ def plain_rankings(run):
     return sorted(run.glob("*/rankings/*.jsonl"))
 
 
+def as_xz(run):
+    """Every ranking of `run` stored as xz alone (the form `lab compress` wrote before the columns form)."""
+    for plain in plain_rankings(run):
+        packed(plain).write_bytes(xz_bytes(plain.read_bytes()))
+        plain.unlink()
+    return run
+
+
+def one_compressed_form_each(run, originals):
+    """Each ranking is stored in exactly one form, columns or xz, that decodes to the bytes the lab wrote
+    (an xz form by the system xz)."""
+    for rel, data in originals.items():
+        found = forms(run / rel)
+        assert len(found) == 1 and found[0].name.endswith((COLS, XZ_SUFFIX)), found
+        assert read_bytes(run / rel) == data
+        if XZ and found[0].name.endswith(XZ_SUFFIX):
+            assert subprocess.run([XZ, "-dc", str(found[0])], capture_output=True, check=True).stdout == data
+
+
 def test_the_gzip_stream_is_deterministic_and_decodes_with_the_system_gzip():
     data = "".join(json.dumps({"qid": f"q{i}", "ids": [f"d{j}" for j in range(50)]}) + "\n" for i in range(30)).encode()
     a, b = gzip_bytes(data), gzip_bytes(data)
@@ -74,7 +94,7 @@ def test_the_xz_stream_is_deterministic_and_decodes_with_the_system_xz():
         assert subprocess.run([XZ, "-dc"], input=a, capture_output=True, check=True).stdout == data
 
 
-def test_a_run_stored_as_gzip_still_verifies_and_compress_turns_it_into_xz(full, tmp_path):
+def test_a_run_stored_as_gzip_still_verifies_and_compress_converts_it(full, tmp_path):
     run = copy(full, tmp_path)
     originals = {p.relative_to(run).as_posix(): p.read_bytes() for p in plain_rankings(run)}
     before_audit = audit(run)
@@ -85,9 +105,7 @@ def test_a_run_stored_as_gzip_still_verifies_and_compress_turns_it_into_xz(full,
     assert audit(run)["checks"] == before_audit["checks"]
     assert compress_run(run)["files"] == len(originals)
     assert not list(run.glob("*/rankings/*.gz")) and plain_rankings(run) == []
-    for rel, data in originals.items():
-        if XZ:
-            assert subprocess.run([XZ, "-dc", str(packed(run / rel))], capture_output=True, check=True).stdout == data
+    one_compressed_form_each(run, originals)
     verify_run(run)
     assert audit(run)["agree"]
 
@@ -101,11 +119,7 @@ def test_compressing_a_run_keeps_its_record_its_rankings_and_its_audit(full, tmp
     r = compress_run(run)
     assert r["files"] == len(originals) > 0 and r["after"] < r["before"]
     assert plain_rankings(run) == []
-    for rel, data in originals.items():
-        xz = packed(run / rel)
-        assert xz.name.endswith(".jsonl.xz")
-        if XZ:  # an independent decoder gives back exactly the bytes the lab wrote
-            assert subprocess.run([XZ, "-dc", str(xz)], capture_output=True, check=True).stdout == data
+    one_compressed_form_each(run, originals)
     assert {s: (run / s / RECORD_NAME).read_bytes() for s in ("dev", "test")} == records  # no record rewritten
     verify_run(run)
     assert read_rankings(run / "test" / "rankings") == before_ranks
@@ -132,8 +146,7 @@ def test_a_conversion_stopped_halfway_still_verifies_and_a_rerun_finishes_it(ful
 
 
 def test_an_edited_compressed_ranking_is_refused_naming_it(full, tmp_path):
-    run = copy(full, tmp_path)
-    compress_run(run)
+    run = as_xz(copy(full, tmp_path))
     xz = run / "test" / "rankings" / "bm25.jsonl.xz"
     rows = [json.loads(x) for x in lzma.decompress(xz.read_bytes()).decode().splitlines()]
     rows[0]["ids"][0], rows[0]["ids"][1] = rows[0]["ids"][1], rows[0]["ids"][0]
@@ -145,8 +158,7 @@ def test_an_edited_compressed_ranking_is_refused_naming_it(full, tmp_path):
 
 
 def test_a_damaged_compressed_ranking_is_refused_in_one_line(full, tmp_path):
-    run = copy(full, tmp_path)
-    compress_run(run)
+    run = as_xz(copy(full, tmp_path))
     xz = run / "dev" / "rankings" / "bm25.jsonl.xz"
     xz.write_bytes(xz.read_bytes()[: len(xz.read_bytes()) // 2])
     with pytest.raises(RefusedError, match=r"bm25\.jsonl\.xz is not a readable xz stream"):
