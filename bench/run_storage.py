@@ -1,0 +1,108 @@
+"""What the committed run records weigh in each stored form of their rankings (issue 44: "well under 50 MB").
+
+Copies `results/` (and README.md beside it, for the figure check) into a scratch folder, measures the
+copy's apparent size, runs `sidelight lab compress` over every run folder of the copy (columns form,
+or xz where smaller), measures again, and runs `sidelight lab audit --figures` on the converted copy.
+The committed `results/` is never touched. Per run: MB before and after, the ratio, the rankings'
+share, how many rankings went to columns and how many stayed xz; and where the columns bytes go
+(compressed bytes per stream, summed over every columns file).
+
+    nice -n 10 .venv/bin/python bench/run_storage.py [--results results] [--json bench/results/run-storage.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import print_table, write_json  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sidelight.cli import main as cli  # noqa: E402
+from sidelight.lab.columns import stream_sizes  # noqa: E402
+from sidelight.lab.committed import run_folders  # noqa: E402
+
+
+def apparent(folder: Path) -> int:
+    """Bytes of every file under `folder` (`du -s --apparent-size -B1`, less the directories' own size)."""
+    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
+
+
+def rankings_bytes(run: Path) -> int:
+    return sum(p.stat().st_size for p in run.glob("*/rankings/*") if p.is_file())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=ROOT / "results", help="the results folder to copy")
+    ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "run-storage.json")
+    ap.add_argument("--keep", type=Path, default=None, help="convert into this folder (kept) instead of a temporary one")
+    a = ap.parse_args()
+    os.chdir(ROOT)  # protocol paths in freeze.json are relative to the repository
+    scratch = a.keep or Path(tempfile.mkdtemp(prefix="run-storage-"))
+    copy = scratch / "results"
+    if copy.exists():
+        raise SystemExit(f"{copy} exists; name an empty folder")
+    shutil.copytree(a.results, copy)
+    shutil.copy2(a.results.parent / "README.md", scratch / "README.md")
+    before_total = apparent(copy)
+    runs = run_folders(copy / "runs")
+    before = {r.name: (apparent(r), rankings_bytes(r)) for r in runs}
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = cli(["lab", "compress", str(copy / "runs")])
+    seconds = time.perf_counter() - t0
+    if code != 0:
+        raise SystemExit(f"lab compress failed (exit {code})")
+    after_total = apparent(copy)
+    streams: dict[str, int] = {}
+    rows, table = [], []
+    for r in runs:
+        cols = sorted(r.glob("*/rankings/*.jsonl.cols"))
+        xz = sorted(r.glob("*/rankings/*.jsonl.xz"))
+        for p in cols:
+            for k, v in stream_sizes(p.read_bytes()).items():
+                streams[k] = streams.get(k, 0) + v
+        b, rb = before[r.name]
+        aft, ra = apparent(r), rankings_bytes(r)
+        rows.append({"run": r.name, "bytes_before": b, "bytes_after": aft, "rankings_before": rb, "rankings_after": ra,
+                     "columns_files": len(cols), "xz_files": len(xz)})
+        table.append([r.name, f"{b / 1e6:.2f}", f"{aft / 1e6:.2f}", f"{aft / b:.3f}", f"{rb / 1e6:.2f}", f"{ra / 1e6:.2f}",
+                      f"{ra / rb:.3f}" if rb else "-", f"{len(cols)}/{len(xz)}"])
+    rb_all, ra_all = sum(x["rankings_before"] for x in rows), sum(x["rankings_after"] for x in rows)
+    table.append(["ALL runs", f"{sum(x['bytes_before'] for x in rows) / 1e6:.2f}",
+                  f"{sum(x['bytes_after'] for x in rows) / 1e6:.2f}",
+                  f"{sum(x['bytes_after'] for x in rows) / sum(x['bytes_before'] for x in rows):.3f}",
+                  f"{rb_all / 1e6:.2f}", f"{ra_all / 1e6:.2f}", f"{ra_all / rb_all:.3f}",
+                  f"{sum(x['columns_files'] for x in rows)}/{sum(x['xz_files'] for x in rows)}"])
+    print_table(["run", "MB before", "MB after", "ratio", "rankings MB before", "rankings MB after", "ratio",
+                 "cols/xz files"], table)
+    print(f"\nresults/ (apparent, every file): {before_total / 1e6:.2f} MB -> {after_total / 1e6:.2f} MB "
+          f"({after_total / before_total:.3f}); lab compress took {seconds:.0f} s")
+    print("columns bytes by stream: " + ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in streams.items()))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        audit_code = cli(["lab", "audit", str(copy / "runs"), "--figures", str(copy / "readme-figures.json")])
+    summary = [line for line in out.getvalue().splitlines() if line.startswith("README figures")]
+    print(f"lab audit --figures on the converted copy: exit {audit_code}; {summary[-1] if summary else ''}")
+    write_json(a.json, {"results_bytes_before": before_total, "results_bytes_after": after_total,
+                        "compress_seconds": round(seconds, 1), "audit_exit": audit_code,
+                        "audit_figures": summary[-1] if summary else None, "columns_stream_bytes": streams,
+                        "runs": rows, "copy": str(copy) if a.keep else None})
+    if not a.keep:
+        shutil.rmtree(scratch)
+    return 0 if audit_code == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
