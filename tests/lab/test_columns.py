@@ -106,7 +106,7 @@ def test_a_lab_line_is_laid_out_as_documented():
     """Hand-computed: ids b, a then a, c; scores 2.0, 1.5 then 3.0."""
     data = (lab_line({"label": "L", "qid": "1", "ids": ["b", "a"], "scores": [2.0, 1.5], "n_ranked": 5})
             + lab_line({"label": "L", "qid": "2", "ids": ["a", "c"], "scores": [3.0], "n_ranked": 5}))
-    s = streams(encode(data))
+    s = streams(encode(data, score_form="scores"))
     assert s["kinds"] == b"\x00\x00\x01"  # two parsed lines and the empty piece after the last newline
     assert s["heads"] == b'{"label": "L", "qid": "1", "ids": 2, "scores": 2, "n_ranked": 5}\n' \
                          b'{"label": "L", "qid": "2", "ids": 2, "scores": 1, "n_ranked": 5}'
@@ -118,15 +118,30 @@ def test_a_lab_line_is_laid_out_as_documented():
     want = [0x8000000000000000, 0x000FFFFFFFFFFFFF, 0x8010000000000000]
     assert [z & (2**64 - 1) for z in zigzag] == want
     planes = bytes(b for plane in range(8) for b in [(z >> (8 * plane)) & 0xFF for z in want])
-    assert s["scores"] == planes
+    assert s["scores"] == planes and s["score_bits"] == b""
     assert s["verbatim"] == b"\x00"
+    bits_form = streams(encode(data, score_form="score_bits"))
+    assert bits_form["scores"] == b"" and bits_form["score_bits"] == struct.pack("<3d", 2.0, 1.5, 3.0)
+    assert decode(encode(data, score_form="score_bits")) == data
+
+
+def test_recurring_scores_go_as_bits_and_distinct_ones_as_deltas():
+    rng = random.Random(1)  # RRF over two lists: every score a sum of two of a hundred values 1/(60+r)
+    rrf = b"".join(lab_line({"label": "rrf", "qid": f"q{q}", "ids": [f"d{i}" for i in range(100)],
+                             "scores": sorted((1 / (60 + rng.randrange(1, 100)) + 1 / (60 + rng.randrange(1, 100))
+                                               for _ in range(100)), reverse=True)}) for q in range(150))
+    s = streams(encode(rrf))
+    assert s["score_bits"] and not s["scores"]
+    assert len(encode(rrf)) < len(encode(rrf, score_form="scores"))
+    s = streams(encode(rankings_like(150)))
+    assert s["scores"] and not s["score_bits"]
 
 
 def test_smaller_than_xz_on_rankings_and_the_same_bytes_in_another_process():
     data = rankings_like()
     blob = encode(data)
     assert len(blob) < 0.9 * len(xz_bytes(data))
-    assert set(stream_sizes(blob)) == {"kinds", "heads", "vocab", "ids", "scores", "verbatim"}
+    assert set(stream_sizes(blob)) == {"kinds", "heads", "vocab", "ids", "scores", "score_bits", "verbatim"}
     code = ("import sys, hashlib; from sidelight.lab.columns import encode; "
             "print(hashlib.sha256(encode(sys.stdin.buffer.read())).hexdigest())")
     import hashlib
@@ -136,7 +151,7 @@ def test_smaller_than_xz_on_rankings_and_the_same_bytes_in_another_process():
         assert out.stdout.decode().strip() == hashlib.sha256(blob).hexdigest()
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "magic", "checksum", "append"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "magic", "checksum", "append", "both score forms"])
 def test_a_damaged_columns_file_is_refused_in_one_line(damage, tmp_path):
     data = rankings_like(30)
     blob = bytearray(encode(data))
@@ -148,8 +163,13 @@ def test_a_damaged_columns_file_is_refused_in_one_line(damage, tmp_path):
         blob[:4] = b"XXXX"
     elif damage == "checksum":
         blob[8] ^= 1
-    else:
+    elif damage == "append":
         blob += b"\0"
+    else:  # a well-formed file whose scores are in both streams
+        from sidelight.lab import columns
+        parts = columns.streams(bytes(blob))
+        parts["score_bits"] = parts["scores"]
+        blob = bytearray(columns._pack({k: columns._compress(k, v) for k, v in parts.items()}, bytes(blob[8:40])))
     with pytest.raises(ColumnsError):
         decode(bytes(blob))
     plain = tmp_path / "rankings" / "bm25.jsonl"
