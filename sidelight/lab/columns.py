@@ -1,4 +1,4 @@
-"""A ranking file stored in columns (`rankings/X.jsonl.cols`): smaller than xz, decoding to the same bytes.
+"""A ranking file stored in columns (`rankings/X.jsonl.cols`): decodes to exactly the bytes the lab wrote.
 
 A rankings line is `{"label": ..., "qid": ..., "ids": [100 doc ids], "scores": [100 floats], ...}`;
 LZMA on the text spends most of its bytes on the ids (the same few thousand strings, spelled out on
@@ -26,8 +26,11 @@ last line without one) is kept verbatim. The container is::
 
 `encode` decodes its own output and refuses (ValueError) when it would not give back the input,
 and `decode` checks the sha256, so a damaged file is a `ColumnsError`, never wrong bytes. Both
-directions are deterministic (one thread, fixed filters, fixed byte order): the same ranking always
-gives the same bytes. Like `packed`, this module imports no lab code.
+directions are deterministic (one thread, fixed filters, fixed byte order; each stream's dictionary
+the next power of two of its length): the same ranking always gives the same bytes. On the committed
+runs' rankings it is about a fifth smaller than xz (a half on dense scores, float32 at heart), and
+larger on some (`describe-v2`'s words, tiny files): `packed` keeps the smaller form. Like `packed`,
+this module imports no lab code.
 """
 
 from __future__ import annotations
