@@ -7,6 +7,12 @@ selection, one test scoring, report), and writes the dev pick into the index's m
 gates the graph (`lab.pick`): `bm25+ppr` becomes the default only when, on dev, it beats the best
 method without the graph AND its rewired-graph controls with a paired family bootstrap interval
 whose lower bound is above `GRAPH_MARGIN`; otherwise the report and the pick's note say why not.
+The pick is kept on the global default (`index.defaults`: hybrid-linear at its fixed setting
+over the index's own vectors, BM25 without vectors): another candidate replaces it only when it
+leads on dev with a paired interval above zero. The probe's questions come from the collection's
+own text and flatter lexical weight; on notes-v1's dev questions, which people wrote, the incumbented
+rule lost least against the best setting (bench/probe_rules.py). Dense candidates rank with the
+index's own vectors, windows included, so the pick is scored as `search` will rank with it.
 
 With `--adapt MINUTES`, the dense lane is first adapted to the collection
 (`sidelight adapt`: self-supervised inverse cloze from the records, within the budget) into
@@ -28,6 +34,7 @@ from typing import Callable
 from ..corpus.model import Corpus, hash_line, quoted
 from ..errors import InputError
 from ..index import Index
+from ..index.defaults import WITH_VECTORS, WITHOUT_VECTORS
 from .probe import probe, write_probe
 
 GRAPH = {"bm25+ppr": {"alpha": [0.5, 0.8], "lam": [0.1, 0.25, 0.5]}}
@@ -35,9 +42,11 @@ HYBRID = {"alpha": [0.3, 0.5, 0.7], "norm": ["minmax", "zscore"]}
 REWIRE_SEEDS = [1, 2, 3]
 GRAPH_MARGIN: float = 0.0  # a graph method is picked only when dev's interval of (graph − rewired) lies above this
 PICK = "auto"
+INCUMBENT = "global-default"  # the default of an index with vectors at its fixed setting: the pick's incumbent
 PRIMARY = "mrr@10"
 ADAPTED = "adapted"  # the dense variant of the adapted vectors
 ADAPTED_MODEL = "adapted-model"  # its model folder inside the run folder
+INDEX_VECTORS = "index"  # the dense variant of the index's own vectors when they are cut into windows
 DEPTH = 100  # ranked ids stored per question by default
 MIN_DEPTH = 10  # the primary metric's cutoff (mrr@10, hit@10): a shallower ranking could not be audited
 SECONDARY = ["hit@1", "hit@10", "hit@100"]  # each reported only when the stored depth reaches its cutoff
@@ -99,23 +108,32 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
                            {"name": "bm25+ppr:rewire", "params_from": "bm25+ppr",
                             "seeds": {"param": "seed", "values": REWIRE_SEEDS}}]
     singles, fused = ["bm25", "tfidf", "bm25+ppr"], []
+    windows = index_windows(index) if dense else None
+    variants: dict = {}
     if dense:
-        methods += [{"name": "dense"}, {"name": "rrf"}, {"name": "hybrid-linear", "grid": HYBRID}]
+        own = {"dense": INDEX_VECTORS} if windows else {}
+        methods += [{"name": "dense", **own}, {"name": "rrf", **own}, {"name": "hybrid-linear", **own, "grid": HYBRID},
+                    {"name": INCUMBENT, "method": WITH_VECTORS.method, **own,
+                     "grid": {k: [v] for k, v in sorted(WITH_VECTORS.params.items())}}]
         singles.append("dense")
-        fused = ["rrf", "hybrid-linear"]
+        fused = ["rrf", "hybrid-linear", INCUMBENT]
+        if windows:
+            variants[INDEX_VECTORS] = {"model": dense, "passages": windows}
     index_spec: dict = {"tokenizer": lex.get("tokenizer", {}), "bm25": lex.get("bm25", {})}
     if dense:
         index_spec["dense"] = dense
     tie_break: dict = {"bm25+ppr": [["lam", "asc"], ["alpha", "desc"]],
                        **({"hybrid-linear": [["alpha", "desc"]]} if dense else {})}
     if adapted:
-        index_spec["dense_variants"] = {ADAPTED: f"./{ADAPTED_MODEL}"}
+        variants[ADAPTED] = {"model": f"./{ADAPTED_MODEL}", "passages": windows} if windows else f"./{ADAPTED_MODEL}"
         methods += [{"name": "dense-adapted", "method": "dense", "dense": ADAPTED},
                     {"name": "rrf-adapted", "method": "rrf", "dense": ADAPTED},
                     {"name": "hybrid-linear-adapted", "method": "hybrid-linear", "dense": ADAPTED, "grid": HYBRID}]
         singles.append("dense-adapted")
         fused += ["rrf-adapted", "hybrid-linear-adapted"]
         tie_break["hybrid-linear-adapted"] = [["alpha", "desc"]]
+    if variants:
+        index_spec["dense_variants"] = variants
     return {
         "name": f"auto-{Path(index.path).name}",
         "description": f"lab auto over {index.path}: probe questions drawn from the collection itself "
@@ -129,10 +147,18 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
         "methods": methods,
         "selection": {"split": "dev", "metric": PRIMARY, "tie_break": tie_break},
         "pick": {"name": PICK, "singles": singles, "fused": fused,
-                 "graph": {"controls": {"bm25+ppr": "bm25+ppr:rewire"}, "margin": GRAPH_MARGIN}},
+                 "graph": {"controls": {"bm25+ppr": "bm25+ppr:rewire"}, "margin": GRAPH_MARGIN},
+                 "incumbent": INCUMBENT if dense else WITHOUT_VECTORS.method},
         "statistics": {"seed": 127300, "n_resamples": 2000, "n_flips": 2000, "confidence": 0.95},
         "primary_contrast": {"baseline": "bm25", "candidate": "bm25+ppr"},
     }
+
+
+def index_windows(index: Index) -> dict | None:
+    """The windows the index's vectors are cut into (`Passages.to_dict`), or None for one vector per record:
+    the lab ranks with the same windows, so the pick is scored as `search` will rank with it."""
+    passages = getattr(index.dense, "passages", None) if index.dense is not None else None
+    return passages.to_dict() if passages is not None else None
 
 
 def dense_spec(index: Index) -> str | None:

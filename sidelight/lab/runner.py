@@ -38,7 +38,7 @@ from ..methods import get_method
 from ..methods.graph import rewire_reports
 from ..store.lock import writer_lock
 from .analysis import analyse
-from .pick import graph_vectors, pick
+from .pick import dev_vectors, pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
@@ -314,7 +314,7 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
         if p.data.get("pick"):
             metric = p.data.get("selection", {}).get("metric", p.primary)
             picked = pick(p.data["pick"], {lab: m["overall"] for lab, m in result["methods"].items()}, metric,
-                          graph_vectors(dev, result, p.data["pick"], metric), p.stats)
+                          dev_vectors(dev, result, p.data["pick"], metric), p.stats)
             ctx.say(f"pick: {picked['note']}")
     else:
         result = {"note": "no dev queries and no grid: nothing to select"}

@@ -195,6 +195,7 @@ class Pick(_Closed):
     singles: list[str] = Field(min_length=1)
     fused: list[str] = []
     graph: GraphGate | None = None
+    incumbent: str | None = Field(None, min_length=1)  # the candidate that stays unless dev's interval says otherwise
 
 
 class Contrast(_Closed):

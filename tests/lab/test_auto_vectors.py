@@ -34,9 +34,18 @@ def adapted_run(tmp_path_factory):
 def test_dense_hybrid_and_adapted_candidates_are_selected_on_dev(adapted_run):
     _, idx, run = adapted_run
     proto = json.loads((run / "protocol.json").read_text())
-    assert proto["index"]["dense_variants"] == {"adapted": "./adapted-model"}
+    windows = {"stride": 64, "title": True, "sections": True}  # how `index FOLDER --dense` cuts a document
+    assert Index.load(idx).dense.passages.to_dict() == windows
+    assert proto["index"]["dense_variants"] == {"index": {"model": "minilm", "passages": windows},
+                                                "adapted": {"model": "./adapted-model", "passages": windows}}
+    assert {m["name"]: m.get("dense") for m in proto["methods"] if m["name"].startswith(("dense", "rrf", "hybrid"))} \
+        == {"dense": "index", "rrf": "index", "hybrid-linear": "index", "dense-adapted": "adapted",
+            "rrf-adapted": "adapted", "hybrid-linear-adapted": "adapted"}  # the lab ranks with the index's windows
     assert proto["pick"]["singles"] == ["bm25", "tfidf", "bm25+ppr", "dense", "dense-adapted"]
-    assert proto["pick"]["fused"] == ["rrf", "hybrid-linear", "rrf-adapted", "hybrid-linear-adapted"]
+    assert proto["pick"]["fused"] == ["rrf", "hybrid-linear", "global-default", "rrf-adapted", "hybrid-linear-adapted"]
+    anchor = next(m for m in proto["methods"] if m["name"] == proto["pick"]["incumbent"])
+    assert anchor == {"name": "global-default", "method": "hybrid-linear", "dense": "index",
+                      "grid": {"alpha": [0.3], "norm": ["zscore"]}}  # index.defaults.WITH_VECTORS
     dev = json.loads((run / "dev" / "result.json").read_text())["methods"]
     for name in ("hybrid-linear", "hybrid-linear-adapted"):  # every grid point scored on dev
         got = {(m["params"]["alpha"], m["params"]["norm"]) for lab, m in dev.items()

@@ -85,7 +85,7 @@ def test_the_gate_is_checked_before_anything_runs():
                      ({"extra": 1}, "Extra inputs are not permitted")):  # one gate, the schema's, read alike here
         with pytest.raises(InputError, match=f"^pick.graph: .*{why}"):
             check_pick({**SPEC, "graph": {**SPEC["graph"], **bad}}, labels, "p.json")
-    with pytest.raises(InputError, match="graph gate needs"):
+    with pytest.raises(InputError, match="graph gate or an incumbent needs"):
         pick(SPEC, {lab: {"mrr@10": 0.5} for lab in SPEC["singles"]}, "mrr@10")
 
 
