@@ -122,7 +122,8 @@ def _validate(a: argparse.Namespace) -> int:
     settings = sum(len(p.grid_settings(spec)) for spec in runnable)
     print(f"{a.protocol}: valid: {len(runnable)} method(s) to run ({settings} dev setting(s))"
           + (f", {len(skipped)} skipped ({', '.join(skipped)})" if skipped else "")
-          + f"; depth {p.depth}, primary metric {p.primary}; nothing was written")
+          + f"; depth {p.depth}" + (f" (dev {p.dev_depth})" if p.dev_depth != p.depth else "")
+          + f", primary metric {p.primary}; nothing was written")
     return 0
 
 

@@ -118,10 +118,11 @@ def median_rank(rankings: Rankings) -> float | None:
 
 
 def analyse(bench: Benchmark, rankings: dict[str, Rankings], settings: list, protocol, corpus=None,
-            tokenizer=None, contrasts: Sequence[tuple[str, str]] = ()) -> dict:
+            tokenizer=None, contrasts: Sequence[tuple[str, str]] = (), metrics: list[str] | None = None) -> dict:
     """Everything result.json holds: per-label summaries and per-query scores, contrasts, overlap.
-    `contrasts` adds (baseline, candidate) pairs beyond the protocol's (the pick against its candidates)."""
-    metrics = protocol.metric_names
+    `contrasts` adds (baseline, candidate) pairs beyond the protocol's (the pick against its candidates);
+    `metrics`: the ones to score (default all the protocol's; dev leaves out those deeper than dev_depth)."""
+    metrics = protocol.metric_names if metrics is None else metrics
     primary = protocol.primary
     per_label = {s.label: per_query_scores(bench, rankings[s.label], metrics) for s in settings}
     out: dict = {"metrics": metrics, "primary_metric": primary, "methods": {}, "groups": {}, "contrasts": []}

@@ -4,7 +4,9 @@ This module deliberately does NOT import `sidelight.lab.metrics`, `sidelight.lab
 any lab module that does (protocol, benchmark, analysis, runner): it reads the run folder's
 JSON and the benchmark file with its own small code, recomputes every per-method metric,
 the per-type tables and each contrast's bootstrap interval and sign-flip p-value, and
-reports agreement with the stored result.json (a test checks the import rule). Rankings are read
+reports agreement with the stored result.json, the test split's and the dev split's it was selected on
+(dev rankings `dev_depth` deep: a dev metric reading deeper than they go is a problem, never recomputed
+from the shorter lists; a test checks the import rule). Rankings are read
 plain or compressed (`packed`, which imports no lab code either). Before it
 recomputes anything it checks the run's record (`sidelight.lab.record`, which imports no lab
 code either) and refuses a run whose files do not match it.
@@ -43,8 +45,8 @@ def _rankings(folder: Path) -> dict[str, dict[str, dict]]:
     return out
 
 
-def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
-    """(qrels, family, type) for the test split, read straight from the frozen benchmark files."""
+def _benchmark(freeze: dict, split: str = "test") -> tuple[dict, dict, dict]:
+    """(qrels, family, type) of one split ("test" or "dev"), read straight from the frozen benchmark files."""
     proto = freeze["protocol_data"]
     base = Path(freeze["protocol_path"]).parent
     b = proto["benchmark"]
@@ -59,7 +61,7 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
             if not line.strip():
                 continue
             o = json.loads(line)
-            if o["split"] != "test" or not all(o.get(k) == v for k, v in select.items()):
+            if o["split"] != split or not all(o.get(k) == v for k, v in select.items()):
                 continue
             if b["kind"] == "concept":
                 qrels[o["qid"]], qtype[o["qid"]] = {o["intended_id"]: 1.0}, o["type"]
@@ -74,12 +76,17 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
         import os
 
         folder = Path(os.environ.get("SIDELIGHT_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data")) / b["folder"]
-    for n, line in enumerate((folder / "qrels" / f"{b.get('split', 'test')}.tsv").read_text().splitlines()):
-        parts = line.split()
-        if not parts or (n == 0 and parts[0] == "query-id"):
-            continue
-        q, d, g = (parts[0], parts[2], parts[3]) if len(parts) == 4 else parts
-        qrels.setdefault(q, {})[d] = float(g)
+    if split == "dev":  # the dev queries: those of `dev.split` that the seeded fitting sample leaves out
+        import random
+
+        dev = b.get("dev")
+        if not dev:
+            return {}, {}, {}
+        every = _qrels(folder / "qrels" / f"{dev['split']}.tsv")
+        fit = set(random.Random(int(dev["seed"])).sample(sorted(every), int(dev["n_fit"])))
+        qrels = {q: r for q, r in every.items() if q not in fit and any(g > 0 for g in r.values())}
+        return qrels, {q: q for q in qrels}, {q: "dev" for q in qrels}
+    qrels = _qrels(folder / "qrels" / f"{b.get('split', 'test')}.tsv")
     qrels = {q: r for q, r in qrels.items() if any(g > 0 for g in r.values())}
     family = {q: q for q in qrels}
     qtype = {q: "all" for q in qrels}
@@ -90,6 +97,24 @@ def _benchmark(freeze: dict) -> tuple[dict, dict, dict]:
         chosen = set(random.Random(int(s["seed"])).sample(sorted(qrels, key=int), int(s["n"])))
         qtype = {q: ("sample" if q in chosen else "rest") for q in qrels}
     return qrels, family, qtype
+
+
+def _qrels(path: Path) -> dict[str, dict[str, float]]:
+    """query -> doc -> grade of a BEIR qrels file (an optional `query-id` header; 3 or 4 columns)."""
+    qrels: dict[str, dict[str, float]] = {}
+    for n, line in enumerate(path.read_text().splitlines()):
+        parts = line.split()
+        if not parts or (n == 0 and parts[0] == "query-id"):
+            continue
+        q, d, g = (parts[0], parts[2], parts[3]) if len(parts) == 4 else parts
+        qrels.setdefault(q, {})[d] = float(g)
+    return qrels
+
+
+def reads_to(metric: str, depth: int) -> int:
+    """The ranks a metric reads: its cutoff, or the whole stored ranking (`depth`) for untruncated `rr`."""
+    _, _, cut = metric.partition("@")
+    return int(cut) if cut else depth
 
 
 def score(metric: str, ids: list[str], rels: dict[str, float], target_rank: int | None) -> float:
@@ -165,34 +190,61 @@ def _check_ranking(label: str, q: str, row: dict) -> list[str]:
 
 
 def audit(run_dir: Path) -> dict:
-    """Recompute the test result from stored ranks; returns {"agree": bool, "checks": n, "problems": [...]}.
+    """Recompute the test result, and the dev result it was selected on, from stored ranks; returns
+    {"agree": bool, "checks": n, "problems": [...], ...} (the counts are the test split's).
 
-    Raises `RefusedError` when the run does not match its record (a missing, edited or extra file)."""
+    Dev rankings are stored `dev_depth` deep (default `depth`): a dev metric that reads deeper than that
+    is a problem (it was left out by the runner, never computed from shorter rankings), and so is a
+    ranking longer than its declared depth. Raises `RefusedError` when the run does not match its record
+    (a missing, edited or extra file)."""
     run_dir = Path(run_dir)
     verify_run(run_dir, "test")  # refuses, naming the file, a run altered after it was written
     verify_report(run_dir)  # the report's numbers: report.md, report.html and figures against their record
     freeze = _load(run_dir / "freeze.json")
-    stored = _load(run_dir / "test" / "result.json")
-    ranks = _rankings(run_dir / "test" / "rankings")
-    qrels, family, qtype = _benchmark(freeze)
+    proto = freeze["protocol_data"]
+    depth = int(proto.get("depth", 100))
+    out = _audit_split(run_dir, freeze, "test", depth, depth)
+    dev = _load(run_dir / "dev" / "result.json")
+    if "methods" in dev:  # a run without dev queries or grids stores only a note
+        d = _audit_split(run_dir, freeze, "dev", depth, int(proto.get("dev_depth") or depth))
+        out["checks"] += d["checks"]
+        out["problems"] += ["dev: " + x for x in d["problems"]]
+        out["dev_checks"] = d["checks"]
+    out["agree"] = not out["problems"]
+    return out
+
+
+def _audit_split(run_dir: Path, freeze: dict, split: str, depth: int, stored_depth: int) -> dict:
+    """Recompute one split's result.json from its rankings (`stored_depth` deep) and that split's qrels."""
+    stored = _load(run_dir / split / "result.json")
+    ranks = _rankings(run_dir / split / "rankings")
+    qrels, family, qtype = _benchmark(freeze, split)
     # the protocol's STATS_SEED, written out: the auditor imports no lab protocol, metric or stats code
     stats = {"seed": 127300, "n_resamples": 10_000, "n_flips": 10_000, "confidence": 0.95,
              **freeze["protocol_data"].get("statistics", {})}
     problems: list[str] = []
     checks = 0
     per: dict[str, dict[str, dict[str, float]]] = {}
+    deep = sorted({m for info in stored["methods"].values() for m in [*stored["metrics"], *info["overall"]]
+                   if reads_to(m, depth) > stored_depth})
+    for m in deep:
+        problems.append(f"metric {m} reads the top {reads_to(m, depth)}, deeper than the stored "
+                        f"rankings ({stored_depth})")
+    metrics = [m for m in stored["metrics"] if m not in deep]
     for label, info in stored["methods"].items():
         rows = ranks.get(label, {})
         per[label] = {}
         for q, rels in qrels.items():
             row = rows.get(q, {"ids": [], "scores": []})
             problems += _check_ranking(label, q, row)
+            if len(row["ids"]) > stored_depth:
+                problems.append(f"{label} {q}: {len(row['ids'])} ranked ids, more than the depth {stored_depth}")
             target = next(iter(rels)) if len(rels) == 1 else None
             tr = row.get("target_rank")
             if target is not None and target in row["ids"] and tr is not None and row["ids"].index(target) + 1 != tr:
                 problems.append(f"{label} {q}: target rank {tr} disagrees with its list position")
-            per[label][q] = {m: score(m, row["ids"], rels, tr) for m in stored["metrics"]}
-        for m in stored["metrics"]:
+            per[label][q] = {m: score(m, row["ids"], rels, tr) for m in metrics}
+        for m in metrics:
             means = _family_means({q: v[m] for q, v in per[label].items()}, family)
             mine = sum(means.values()) / len(means)
             checks += 1
@@ -213,7 +265,7 @@ def audit(run_dir: Path) -> dict:
     def vec(label: str) -> np.ndarray:
         fm = _family_means({q: v[metric] for q, v in per[label].items()}, family)
         return np.array([fm[f] for f in family_names])
-    for c in stored.get("contrasts", []):
+    for c in stored.get("contrasts", []) if metric not in deep else []:  # (a deep primary is reported above)
         a = vec(c["baseline"])
         name = c["candidate"]
         if name in per:

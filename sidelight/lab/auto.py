@@ -35,6 +35,7 @@ from ..corpus.model import Corpus, hash_line, quoted
 from ..errors import InputError
 from ..index import Index
 from ..index.defaults import WITH_VECTORS, WITHOUT_VECTORS
+from .metrics import within_depth
 from .probe import probe, write_probe
 
 GRAPH = {"bm25+ppr": {"alpha": [0.5, 0.8], "lam": [0.1, 0.25, 0.5]}}
@@ -143,7 +144,7 @@ def protocol_for(index: Index, probe_path: Path, probe_sha: str, dense: str | No
         "index": index_spec,
         "benchmark": {"kind": "collection", "path": probe_path.name, "sha256": probe_sha},
         "depth": depth,
-        "metrics": {"primary": PRIMARY, "secondary": [m for m in SECONDARY if int(m.partition("@")[2]) <= depth]},
+        "metrics": {"primary": PRIMARY, "secondary": within_depth(SECONDARY, depth, depth)[0]},
         "methods": methods,
         "selection": {"split": "dev", "metric": PRIMARY, "tie_break": tie_break},
         "pick": {"name": PICK, "singles": singles, "fused": fused,

@@ -55,6 +55,20 @@ def parse_metric(name: str) -> MetricSpec:
     return MetricSpec(name, family, int(cut))
 
 
+def reads_to(name: str, depth: int) -> int:
+    """The ranks metric `name` reads: its cutoff, or the whole stored ranking (`depth`) for untruncated `rr`."""
+    k = parse_metric(name).k
+    return depth if k is None else k
+
+
+def within_depth(names: Sequence[str], depth: int, stored: int) -> tuple[list[str], list[str]]:
+    """(metrics computable from rankings `stored` deep, metrics left out because they read deeper);
+    `depth` is the protocol's full depth, what an untruncated `rr` reads. A metric is never computed
+    from a ranking cut shorter than its cutoff: it would silently read as lower than it is."""
+    kept = [m for m in names if reads_to(m, depth) <= stored]
+    return kept, [m for m in names if m not in kept]
+
+
 def rank_of(run_list: Sequence[str], target_id: str) -> int | None:
     """1-based rank of ``target_id`` in ``run_list``, or None if absent."""
     for i, doc in enumerate(run_list):

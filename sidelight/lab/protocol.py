@@ -21,6 +21,7 @@ from ..index.store import sha256_file
 from ..index.lookup import PRIOR, split_word_params
 from .benchmark import (Benchmark, load_beir_benchmark, load_collection_benchmark, load_concept_benchmark,
                         load_describe_benchmark)
+from .metrics import reads_to, within_depth
 from .schema import validate_protocol
 from .pick import check_pick
 
@@ -82,6 +83,17 @@ class Protocol:
     @property
     def depth(self) -> int:
         return int(self.data.get("depth", 100))
+
+    @property
+    def dev_depth(self) -> int:
+        """Ranked ids kept per dev query (`dev_depth`, default `depth`; checked by the schema)."""
+        return int(self.data.get("dev_depth") or self.depth)
+
+    def dev_metrics(self) -> tuple[list[str], list[dict]]:
+        """(metrics scored on dev, [{metric, reason}] left out: they read deeper than `dev_depth`)."""
+        kept, out = within_depth(self.metric_names, self.depth, self.dev_depth)
+        return kept, [{"metric": m, "reason": f"reads the top {reads_to(m, self.depth)}; dev rankings are "
+                                              f"stored {self.dev_depth} deep (dev_depth)"} for m in out]
 
     @property
     def stats(self) -> dict:

@@ -4,8 +4,8 @@ Run folder layout::
 
     freeze.json                 hashes of protocol, benchmark, corpus and implementation (self-hashed)
     dev/selection.json          grid results and the rule-selected params
-    dev/rankings/<label>.jsonl  per query: top-depth ids + scores, full target rank
-    dev/result.json
+    dev/rankings/<label>.jsonl  per query: top ids + scores (dev_depth of them), full target rank
+    dev/result.json             (with a declared dev_depth: "dev_depth" and the metrics "left_out")
     dev/record.json             sha256 of freeze.json and of every dev file (see `record`)
     test/...                    same, written ONCE (the folder is renamed into place when done)
     test/timings.json           (BEIR protocols with timing) not compared by reproduce
@@ -193,10 +193,22 @@ def check_frozen(ctx: Context, out: Path) -> dict:
 
 
 # ---- ranking -----------------------------------------------------------------------------------
-def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
-    """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked.
-    A describe benchmark ranks words: "ids" are words by their best record (`index.lookup`), no scores."""
+def rank_setting(ctx: Context, setting: Setting, qids: list[str], keep: int | None = None) -> dict:
+    """qid -> {"ids", "scores", "target_rank", "n_ranked"}; the anchor is dropped when asked. A describe
+    benchmark ranks words: "ids" are words by their best record (`index.lookup`), no scores.
+
+    `keep` (dev_depth) stores only the first `keep` of the protocol-depth ranking: the method still ranks
+    `depth` deep, so a method whose top ranks depend on k (dense-ann searches max(k, candidates)
+    neighbours) gives dev the same top ranks, and the same selection, as without dev_depth."""
     index, bench, depth = ctx.index_for(setting.dense), ctx.bench, ctx.protocol.depth
+    out = _rank_queries(ctx, setting, qids, index, bench, depth)
+    if keep is not None and keep < depth:
+        for row in out.values():
+            row["ids"], row["scores"] = row["ids"][:keep], row["scores"][:keep]
+    return out
+
+
+def _rank_queries(ctx: Context, setting: Setting, qids: list[str], index, bench, depth: int) -> dict:
     describe = ctx.protocol.kind == "describe"
     prior, params = split_word_params(setting.params) if describe else (0.0, setting.params)
     method = get_method(setting.method, **params)
@@ -223,11 +235,11 @@ def rank_setting(ctx: Context, setting: Setting, qids: list[str]) -> dict:
     return out
 
 
-def _rank_all(ctx: Context, settings: list[Setting], qids: list[str], done: dict) -> dict:
+def _rank_all(ctx: Context, settings: list[Setting], qids: list[str], done: dict, keep: int | None = None) -> dict:
     for s in settings:
         if s.label not in done:
             t = time.perf_counter()
-            done[s.label] = rank_setting(ctx, s, qids)
+            done[s.label] = rank_setting(ctx, s, qids, keep)
             ctx.say(f"  {s.label}: {len(qids)} queries in {time.perf_counter() - t:.1f}s")
     return done
 
@@ -296,10 +308,11 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
     picked = None
     if grids and not qids:
         raise InputError(f"{p.path}: methods have grids but the benchmark has no dev queries")
+    metrics, left_out = p.dev_metrics()  # a metric deeper than dev_depth is left out, never cut short
     if qids:
         first = p.settings(runnable, None)
-        _rank_all(ctx, first, qids, rankings)
-        res = analyse(dev, rankings, first, p)
+        _rank_all(ctx, first, qids, rankings, p.dev_depth)
+        res = analyse(dev, rankings, first, p, metrics=metrics)
         for spec in grids:
             selected[spec["name"]], table[spec["name"]] = select(p, spec, res)
         final = p.settings(runnable, selected)
@@ -307,9 +320,11 @@ def _run_dev(ctx: Context, runnable: list[dict], out: Path) -> dict:
         for s in final:  # selected settings under their plain labels reuse the grid point's ranks
             if s.label not in rankings:
                 twin = twins.get((s.method, s.dense, json.dumps(s.params, sort_keys=True)))
-                rankings[s.label] = rankings[twin] if twin else rank_setting(ctx, s, qids)
+                rankings[s.label] = rankings[twin] if twin else rank_setting(ctx, s, qids, p.dev_depth)
         all_settings = first + [s for s in final if s.label not in {f.label for f in first}]
-        result = analyse(dev, rankings, all_settings, p)
+        result = analyse(dev, rankings, all_settings, p, metrics=metrics)
+        if "dev_depth" in p.data:  # only then: dev/result.json of a protocol without it stays as it was
+            result.update(dev_depth=p.dev_depth, left_out=left_out)
         result["setup"] = ctx.setup
         if p.data.get("pick"):
             metric = p.data.get("selection", {}).get("metric", p.primary)

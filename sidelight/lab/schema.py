@@ -5,6 +5,13 @@ field (`depth: must be an integer 1..10000, got 0`). It runs in `load_protocol`,
 `freeze`, `run` and `all` see the same refusals, and a protocol that would fail later (a depth of 0 that
 scores every metric 0.0, a grid value that is not a list, a selection metric that does not parse) is
 never frozen. Declared method parameters are checked by their methods (`Protocol.check_methods`).
+
+`depth` is how many ranked ids are kept per query (default 100); `dev_depth` (optional, default `depth`)
+is how many are kept for the dev split, whose rankings only select settings (the grid choice, `pick`) and
+are most of a grid search's bytes. It must reach the cutoff of the selection metric and of the primary
+metric (an untruncated `rr` reads the whole `depth`) and may not exceed `depth`; test keeps `depth`. Dev
+metrics that read deeper than `dev_depth` (recall@100 when it is 10) are left out of dev/result.json
+(listed under `left_out` with the reason), never computed from the shorter rankings.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import InputError
 from ..structures.lexical_store import VARIANTS
 from ..text import STOPLISTS
-from .metrics import parse_metric
+from .metrics import parse_metric, reads_to
 
 MAX_DEPTH = 10_000  # ranked ids kept per query
 MAX_GRID_POINTS = 1_000  # settings one method's grid may expand to
@@ -224,6 +231,7 @@ class ProtocolSpec(_Closed):
     index: IndexSpec = IndexSpec()
     benchmark: BenchmarkSpec
     depth: int = Field(100, ge=1, le=MAX_DEPTH)
+    dev_depth: int | None = Field(None, ge=1, le=MAX_DEPTH)  # ranked ids kept on dev (default: depth)
     exclude_anchor: bool = True
     metrics: Metrics
     methods: list[Method] = Field(min_length=1)
@@ -269,6 +277,21 @@ def validate_protocol(data: Any, where: str) -> None:
         msg = e["msg"].removeprefix("Value error, ")
         more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
         raise InputError(f"{where}: {_where(e['loc'])}: {msg}{shown}{more}") from None
+    _check_dev_depth(data, where)
+
+
+def _check_dev_depth(data: dict, where: str) -> None:
+    """`dev_depth` reaches the selection and primary metrics' cutoffs and does not exceed `depth`."""
+    dev = data.get("dev_depth")
+    if dev is None:
+        return
+    depth = data.get("depth", 100)
+    primary = data["metrics"]["primary"]
+    chosen = (data.get("selection") or {}).get("metric") or primary
+    need = max(reads_to(primary, depth), reads_to(chosen, depth))
+    if not need <= dev <= depth:
+        raise InputError(f"{where}: dev_depth: must be an integer {need}..{depth} (the selection metric {chosen} "
+                         f"and the primary metric {primary} read the top {need}; at most depth {depth}), got {dev}")
 
 
 def _short(value: Any) -> str:
