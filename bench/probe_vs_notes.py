@@ -36,6 +36,20 @@ METRIC = "mrr@10"
 #: section windows: README "The default method"; notes-v1's dev chose alpha 0.3 min-max for it); an
 #: index without vectors searches with BM25 by default
 DEFAULT, DEFAULT_LEXICAL = "hybrid-linear-sections", "bm25"
+INCUMBENT = "global-default"  # lab auto's candidate for the global default at its fixed setting
+
+
+def notes_names(auto: Path):
+    """probe label -> notes-v1 label: a `lab auto` run that ranks with the index's windows (its dense
+    methods read the `index` variant) compares with notes-v1's section-window rows, and its
+    incumbent (the global default) with notes-v1's hybrid-linear over section windows."""
+    proto = json.loads((auto / "protocol.json").read_text())
+    windowed = any(m.get("dense") == "index" for m in proto["methods"])
+
+    def name(lab: str) -> str:
+        lab = "hybrid-linear" if lab == INCUMBENT else lab
+        return f"{lab}-sections" if windowed and lab in ("dense", "rrf", "hybrid-linear") else lab
+    return name
 
 
 def load(run: Path, split: str) -> dict:
@@ -78,12 +92,13 @@ def main() -> None:
     probe_test, probe_dev = load(a.auto, "test"), load(a.auto, "dev")
     notes_test, notes_dev = load(a.notes, "test"), load(a.notes, "dev")
     controls = lambda res: {lab for lab, m in res["methods"].items() if m.get("params_from")}  # noqa: E731
-    common = [lab for lab in probe_test["methods"] if lab in notes_test["methods"]
-              and lab not in controls(probe_test) | controls(notes_test) | {"auto"}]
+    as_notes = notes_names(a.auto)
+    common = [lab for lab in probe_test["methods"] if as_notes(lab) in notes_test["methods"]
+              and lab not in controls(probe_test) | controls(notes_test) | {"auto", INCUMBENT}]
     rows = []
     for lab in common:
-        p, n = probe_test["methods"][lab], notes_test["methods"][lab]
-        rows.append({"method": lab, "probe_params": p["params"], "probe_test": p["overall"][METRIC],
+        p, n = probe_test["methods"][lab], notes_test["methods"][as_notes(lab)]
+        rows.append({"method": lab, "notes_method": as_notes(lab), "probe_params": p["params"], "probe_test": p["overall"][METRIC],
                      "probe_dev": probe_dev["methods"][lab]["overall"][METRIC],
                      "notes_params": n["params"], "notes_test": n["overall"][METRIC]})
     print(f"{'method':<16}{'probe test':>12}{'probe dev':>12}{'notes-v1 test':>15}   settings (probe | notes-v1)")
@@ -114,13 +129,14 @@ def main() -> None:
     if max(abs(x - y) for x, y in zip(mine, (stored["difference"], stored["ci_low"], stored["ci_high"]))) > 1e-9:
         raise SystemExit(f"the bootstrap here does not reproduce the run's stored contrast: {mine} vs {stored}")
 
-    pick = probe_test["pick"]["chosen"]
+    probe_pick = probe_test["pick"]["chosen"]
+    pick = as_notes(probe_pick)
     ranked = sorted((lab for lab in notes_test["methods"] if lab not in controls(notes_test)),
                     key=lambda lab: (-notes_test["methods"][lab]["overall"][METRIC], lab))
     best = ranked[0]
     out = {"auto": str(a.auto), "notes": str(a.notes), "metric": METRIC, "methods": rows, "correlation": corr,
            "notes_test_order": [[lab, notes_test["methods"][lab]["overall"][METRIC]] for lab in ranked]}
-    check: dict = {"pick": pick, "pick_params": probe_test["methods"][pick]["params"], "notes_best": best,
+    check: dict = {"pick": pick, "pick_params": probe_test["methods"][probe_pick]["params"], "notes_best": best,
                    "is_best": pick == best}
     if pick in notes_test["methods"]:
         d, lo, hi = interval(family_diff(notes_test, fam, best, pick), stats)
