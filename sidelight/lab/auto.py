@@ -10,7 +10,7 @@ whose lower bound is above `GRAPH_MARGIN`; otherwise the report and the pick's n
 The pick is kept on the global default (`index.defaults`: hybrid-linear at its fixed setting
 over the index's own vectors, BM25 without vectors): another candidate replaces it only when it
 leads on dev with a paired interval above zero. The probe's questions come from the collection's
-own text and flatter lexical weight; on notes-v1's dev questions, which people wrote, the incumbented
+own text and flatter lexical weight; on notes-v1's dev questions, which people wrote, this
 rule lost least against the best setting (bench/probe_rules.py). Dense candidates rank with the
 index's own vectors, windows included, so the pick is scored as `search` will rank with it.
 

@@ -90,7 +90,11 @@ class Protocol:
         return int(self.data.get("dev_depth") or self.depth)
 
     def dev_metrics(self) -> tuple[list[str], list[dict]]:
-        """(metrics scored on dev, [{metric, reason}] left out: they read deeper than `dev_depth`)."""
+        """(metrics scored on dev, [{metric, reason}] left out: they read deeper than `dev_depth`). Without a
+        declared dev_depth dev is scored as test is, every metric (a describe or concept benchmark reads
+        the full target rank, so mrr@10 over rankings stored 5 deep is exact there)."""
+        if "dev_depth" not in self.data:
+            return list(self.metric_names), []
         kept, out = within_depth(self.metric_names, self.depth, self.dev_depth)
         return kept, [{"metric": m, "reason": f"reads the top {reads_to(m, self.depth)}; dev rankings are "
                                               f"stored {self.dev_depth} deep (dev_depth)"} for m in out]

@@ -76,7 +76,7 @@ def make_dictionary_lab(root):
     (root / "describe.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     proto = {"name": "toy-describe", "corpus": {"source": "dict.jsonl"},
              "index": {"tokenizer": {"min_length": 1}, "dense": "fake-a", "dense_variants": {"b": "fake-b"}},
-             "benchmark": {"kind": "describe", "path": "describe.jsonl"}, "depth": 5,
+             "benchmark": {"kind": "describe", "path": "describe.jsonl"}, "depth": 10,
              "metrics": {"primary": "mrr@10", "secondary": ["hit@1", "hit@10"]},
              "methods": [{"name": "bm25"}, {"name": "dense"}, {"name": "dense-b", "method": "dense", "dense": "b"},
                          {"name": "rrf-b", "method": "rrf", "dense": "b", "grid": {"k_rrf": [1, 60]}}],
@@ -108,7 +108,7 @@ def test_describe_lab_ranks_words_over_each_vector_set_and_scores_the_pick(tmp_p
     ranks = read_rankings(out / "test" / "rankings")
     for label, spec in (("dense", "fake-a"), ("dense-b", "fake-b")):
         for q in bench.subset("test").queries:
-            words, rank = _fake_word_ranking(spec, bench.queries[q], records, bench.intended_name[q], 5)
+            words, rank = _fake_word_ranking(spec, bench.queries[q], records, bench.intended_name[q], 10)
             assert ranks[label][q]["ids"] == words and ranks[label][q]["target_rank"] == rank
     sel = read_json(out / "dev" / "selection.json")["pick"]
     assert result["pick"]["chosen"] == sel["chosen"]
@@ -158,6 +158,7 @@ def test_a_describe_protocol_grids_the_word_frequency_prior(tmp_path):
     proto["methods"] = [{"name": "dense"}, {"name": "dense-prior", "method": "dense", "grid": {"prior": [0.0, 0.5]}}]
     proto["pick"] = {"name": "picked", "singles": ["dense"], "fused": ["dense-prior"]}
     proto["primary_contrast"] = {"baseline": "dense", "candidate": "dense-prior"}
+    proto["depth"], proto["metrics"] = 5, {"primary": "mrr@5", "secondary": ["hit@1", "hit@5"]}  # the oracle pools 5 words
     proto_path.write_text(json.dumps(proto))
     out = tmp_path / "run"
     freeze(proto_path, out)

@@ -21,7 +21,8 @@ WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicro
 
 
 @register("lab-test-jitter", "test only: BM25 plus seeded per-record jitter",
-          Param("w", float, 0.0, "jitter amplitude"), Param("seed", int, 0, "jitter seed"))
+          Param("w", float, 0.0, "jitter amplitude", low=0.0, high=10.0),
+          Param("seed", int, 0, "jitter seed", low=0, high=2**31 - 1))
 def _jitter(index, query, k, params):
     s = index.lexical.bm25_scores(query)
     noise = np.array([zlib.crc32(f"{params['seed']}:{i}".encode()) % 1000 for i in index.ids]) / 1000.0
