@@ -24,11 +24,10 @@ from sidelight.lab.columns import ColumnsError, decode, encode, stream_sizes, st
 from sidelight.lab.committed import compress_run
 from sidelight.lab.packed import COLS, XZ, PackedError, compress_file, forms, logical, packed, read_bytes, xz_bytes
 from sidelight.lab.record import RECORD_NAME, verify_run
-from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankings, run_split
+from sidelight.lab.runner import RefusedError, compare_runs, read_rankings
 
-from tests.lab.test_runner import make_lab
+from tests.lab.test_packed import IMPL, toy_run
 
-IMPL = ("0" * 64, {})
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -203,14 +202,7 @@ def test_compress_file_keeps_xz_when_columns_would_not_round_trip_or_is_larger(t
 @pytest.fixture(scope="module")
 def full(tmp_path_factory):
     """A completed toy run, its rankings stored as xz (as committed runs are before the columns form)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(runner, "implementation_hash", lambda: IMPL)
-        root = tmp_path_factory.mktemp("columns")
-        proto = make_lab(root / "lab")
-        out = root / "run"
-        freeze(proto, out)
-        run_split(proto, "dev", out)
-        run_split(proto, "test", out)
+    out = toy_run(tmp_path_factory.mktemp("columns"))
     originals = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.glob("*/rankings/*.jsonl")}
     for rel, data in originals.items():
         packed(out / rel, XZ).write_bytes(xz_bytes(data))

@@ -34,18 +34,22 @@ def pinned_implementation(monkeypatch):
     monkeypatch.setattr(runner, "implementation_hash", lambda: IMPL)
 
 
-@pytest.fixture(scope="module")
-def full(tmp_path_factory):
-    """A completed toy run (plain rankings), built once; tests work on copies."""
+def toy_run(root):
+    """A completed toy run in `root`/run (plain rankings), its implementation hash pinned."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(runner, "implementation_hash", lambda: IMPL)
-        root = tmp_path_factory.mktemp("packed")
         proto = make_lab(root / "lab")
         out = root / "run"
         freeze(proto, out)
         run_split(proto, "dev", out)
         run_split(proto, "test", out)
     return out
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """A completed toy run (plain rankings), built once; tests work on copies."""
+    return toy_run(tmp_path_factory.mktemp("packed"))
 
 
 def copy(src, tmp_path, name="run"):
