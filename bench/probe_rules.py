@@ -35,6 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from bench._common import write_json
+from sidelight.lab.packed import read_json  # a committed run's result.json may be stored as result.json.xz
 from sidelight.lab.stats import paired_bootstrap
 
 METRIC = "mrr@10"
@@ -114,11 +115,11 @@ def main() -> None:
     out: dict = {"metric": METRIC, "split": "dev", "collections": []}
     regret = {r: [] for r in RULES}
     for probe_run, notes_run in a.pair:
-        res = json.loads((probe_run / "dev" / "result.json").read_text())
+        res = read_json(probe_run / "dev" / "result.json")
         rows = [json.loads(x) for x in (probe_run / "probe.jsonl").read_text().splitlines() if x.strip()]
         fam, kind = {r["qid"]: r["family"] for r in rows}, {r["qid"]: r["kind"] for r in rows}
         notes = {setting(lab, m): m["overall"][METRIC] for lab, m in
-                 json.loads((notes_run / "dev" / "result.json").read_text())["methods"].items()
+                 read_json(notes_run / "dev" / "result.json")["methods"].items()
                  if not m.get("params_from") and (lab.endswith("]") or not m["params"])}
         best = max(sorted(notes), key=notes.get)
         default = notes_name(setting(DEFAULT[0], {"params": DEFAULT[1], "group": DEFAULT[0]}))

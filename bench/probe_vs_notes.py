@@ -30,6 +30,7 @@ from scipy.stats import kendalltau, spearmanr
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from bench._common import write_json
+from sidelight.lab.packed import read_json  # a committed run's result.json may be stored as result.json.xz
 
 METRIC = "mrr@10"
 #: the benchmark method nearest the global default for an index with vectors (hybrid-linear, alpha 0.3,
@@ -53,7 +54,7 @@ def notes_names(auto: Path):
 
 
 def load(run: Path, split: str) -> dict:
-    return json.loads((run / split / "result.json").read_text())
+    return read_json(run / split / "result.json")
 
 
 def families(notes: Path) -> dict[str, str]:

@@ -25,6 +25,7 @@ from _common import print_table, write_json  # noqa: E402
 
 from sidelight.lab.analysis import contrast, family_vector  # noqa: E402
 from sidelight.lab.benchmark import load_collection_benchmark  # noqa: E402
+from sidelight.lab.packed import read_json  # noqa: E402  (result.json may be stored as result.json.xz)
 
 KINDS = ("relation-out", "relation-in")
 METRICS = ("mrr@10", "hit@10")
@@ -39,7 +40,7 @@ def main() -> None:
     proto = json.loads((HERE.parent / "protocols" / "relation-notes-v1.json").read_text())
     bench = load_collection_benchmark(HERE.parent / "benchmarks" / "relation-notes-v1.jsonl",
                                       select=proto["benchmark"]["select"])
-    res = json.loads((run / "test" / "result.json").read_text())
+    res = read_json(run / "test" / "result.json")
     stats = proto["statistics"]
     per = {lab: m["per_query"] for lab, m in res["methods"].items()}
     pairs = [(proto["primary_contrast"]["baseline"], proto["primary_contrast"]["candidate"])]

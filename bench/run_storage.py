@@ -1,11 +1,12 @@
-"""What the committed run records weigh in each stored form of their rankings (issue 44: "well under 50 MB").
+"""What the committed run records weigh in each stored form of their files (issue 44: "well under 50 MB").
 
 Copies `results/` (and README.md beside it, for the figure check) into a scratch folder, measures the
-copy's apparent size, runs `sidelight lab compress` over every run folder of the copy (columns form,
-or xz where smaller), measures again, and runs `sidelight lab audit --figures` on the converted copy.
-The committed `results/` is never touched. Per run: MB before and after, the ratio, the rankings'
-share, how many rankings went to columns and how many stayed xz; and where the columns bytes go
-(compressed bytes per stream, summed over every columns file).
+copy's apparent size, runs `sidelight lab compress` over every run folder of the copy (rankings to the
+columns form, or xz where smaller; result.json, selection.json and figures/*.svg to xz), measures again,
+and runs `sidelight lab audit --figures` on the converted copy. The committed `results/` is never
+touched. Per run: MB before and after, the ratio, the rankings' share, the stages' JSON (result.json,
+selection.json) and the figures' svg before and after, how many rankings went to columns and how many
+stayed xz; and where the columns bytes go (compressed bytes per stream, summed over every columns file).
 
     nice -n 10 .venv/bin/python bench/run_storage.py [--results results] [--json bench/results/run-storage.json]
 """
@@ -42,6 +43,15 @@ def rankings_bytes(run: Path) -> int:
     return sum(p.stat().st_size for p in run.glob("*/rankings/*") if p.is_file())
 
 
+def json_bytes(run: Path) -> int:
+    """The stages' result.json and selection.json, in whichever form is stored."""
+    return sum(p.stat().st_size for n in ("result.json", "selection.json") for p in run.glob(f"*/{n}*") if p.is_file())
+
+
+def svg_bytes(run: Path) -> int:
+    return sum(p.stat().st_size for p in run.glob("figures/*.svg*") if p.is_file())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=ROOT / "results", help="the results folder to copy")
@@ -57,7 +67,7 @@ def main() -> int:
     shutil.copy2(a.results.parent / "README.md", scratch / "README.md")
     before_total = apparent(copy)
     runs = run_folders(copy / "runs")
-    before = {r.name: (apparent(r), rankings_bytes(r)) for r in runs}
+    before = {r.name: (apparent(r), rankings_bytes(r), json_bytes(r), svg_bytes(r)) for r in runs}
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         code = cli(["lab", "compress", str(copy / "runs")])
@@ -73,20 +83,23 @@ def main() -> int:
         for p in cols:
             for k, v in stream_sizes(p.read_bytes()).items():
                 streams[k] = streams.get(k, 0) + v
-        b, rb = before[r.name]
-        aft, ra = apparent(r), rankings_bytes(r)
+        b, rb, jb, sb = before[r.name]
+        aft, ra, ja, sa = apparent(r), rankings_bytes(r), json_bytes(r), svg_bytes(r)
         rows.append({"run": r.name, "bytes_before": b, "bytes_after": aft, "rankings_before": rb, "rankings_after": ra,
+                     "json_before": jb, "json_after": ja, "svg_before": sb, "svg_after": sa,
                      "columns_files": len(cols), "xz_files": len(xz)})
         table.append([r.name, f"{b / 1e6:.2f}", f"{aft / 1e6:.2f}", f"{aft / b:.3f}", f"{rb / 1e6:.2f}", f"{ra / 1e6:.2f}",
-                      f"{ra / rb:.3f}" if rb else "-", f"{len(cols)}/{len(xz)}"])
+                      f"{ra / rb:.3f}" if rb else "-", f"{jb / 1e6:.2f}", f"{ja / 1e6:.2f}", f"{sb / 1e6:.2f}",
+                      f"{sa / 1e6:.2f}", f"{len(cols)}/{len(xz)}"])
     rb_all, ra_all = sum(x["rankings_before"] for x in rows), sum(x["rankings_after"] for x in rows)
     table.append(["ALL runs", f"{sum(x['bytes_before'] for x in rows) / 1e6:.2f}",
                   f"{sum(x['bytes_after'] for x in rows) / 1e6:.2f}",
                   f"{sum(x['bytes_after'] for x in rows) / sum(x['bytes_before'] for x in rows):.3f}",
                   f"{rb_all / 1e6:.2f}", f"{ra_all / 1e6:.2f}", f"{ra_all / rb_all:.3f}",
+                  *(f"{sum(x[k] for x in rows) / 1e6:.2f}" for k in ("json_before", "json_after", "svg_before", "svg_after")),
                   f"{sum(x['columns_files'] for x in rows)}/{sum(x['xz_files'] for x in rows)}"])
     print_table(["run", "MB before", "MB after", "ratio", "rankings MB before", "rankings MB after", "ratio",
-                 "cols/xz files"], table)
+                 "JSON MB before", "JSON MB after", "svg MB before", "svg MB after", "cols/xz rankings"], table)
     print(f"\nresults/ (apparent, every file): {before_total / 1e6:.2f} MB -> {after_total / 1e6:.2f} MB "
           f"({after_total / before_total:.3f}); lab compress took {seconds:.0f} s")
     print("columns bytes by stream: " + ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in streams.items()))

@@ -54,7 +54,8 @@ def register(sub) -> None:
     s.set_defaults(func=_audit)
 
     s = lab.add_parser("compress", help="store a run's rankings compressed in place (columns form, or xz where "
-                       "smaller; the record and audit hold unchanged: hashes are of the uncompressed bytes)")
+                       "smaller), its result.json, selection.json and figures/*.svg as xz; the record and audit "
+                       "hold unchanged: hashes are of the uncompressed bytes")
     s.add_argument("dir", type=Path, nargs="+", help="run folders, or folders of run folders (e.g. results/runs)")
     s.set_defaults(func=_compress)
 
@@ -157,12 +158,11 @@ def _all(a: argparse.Namespace) -> int:
 
 
 def _print_table(out: Path) -> None:
-    import json
-
+    from ..lab.packed import read_json
     from ..lab.report import display_rows
     from .output import table
 
-    res = json.loads((Path(out) / "test" / "result.json").read_text())
+    res = read_json(Path(out) / "test" / "result.json")
     ms = res["metrics"][:5]
     if any(info.get("median_rank") is not None for info in res["methods"].values()):
         ms = ms + ["median_rank"]
@@ -223,7 +223,7 @@ def _compress(a: argparse.Namespace) -> int:
 
     for run in [r for d in a.dir for r in run_folders(d)]:
         r = compress_run(run)
-        print(f"compress {run}: {r['files']} ranking file(s) compressed now; {r['before'] / 1e6:.1f} MB -> "
+        print(f"compress {run}: {r['files']} file(s) compressed now; {r['before'] / 1e6:.1f} MB -> "
               f"{r['after'] / 1e6:.1f} MB; the record verifies")
     return 0
 

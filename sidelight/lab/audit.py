@@ -4,7 +4,7 @@ This module deliberately does NOT import `sidelight.lab.metrics`, `sidelight.lab
 any lab module that does (protocol, benchmark, analysis, runner): it reads the run folder's
 JSON and the benchmark file with its own small code, recomputes every per-method metric,
 the per-type tables and each contrast's bootstrap interval and sign-flip p-value, and
-reports agreement with the stored result.json, the test split's and the dev split's it was selected on
+reports agreement with the stored result.json (plain or `.xz`), the test split's and the dev split's it was selected on
 (dev rankings `dev_depth` deep: a dev metric reading deeper than they go is a problem, never recomputed
 from the shorter lists; a test checks the import rule). Rankings are read
 plain or compressed (`packed`, which imports no lab code either). Before it
@@ -32,7 +32,8 @@ _TOL = 1e-9
 
 
 def _load(path: Path):
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """A run's JSON file, plain or stored compressed (result.json.xz: `packed`)."""
+    return json.loads(read_bytes(path).decode("utf-8"))
 
 
 def _rankings(folder: Path) -> dict[str, dict[str, dict]]:

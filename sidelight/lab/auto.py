@@ -36,6 +36,7 @@ from ..errors import InputError
 from ..index import Index
 from ..index.defaults import WITH_VECTORS, WITHOUT_VECTORS
 from .metrics import within_depth
+from .packed import read_json
 from .probe import probe, write_probe
 
 GRAPH = {"bm25+ppr": {"alpha": [0.5, 0.8], "lam": [0.1, 0.25, 0.5]}}
@@ -211,8 +212,8 @@ def prepare(index_path: Path, out: Path, probe_file: Path | None, seed: int = 0,
 
 def chosen(run: Path) -> dict:
     """{method, params, label, dev value, n dev questions} of the run's dev pick."""
-    sel = json.loads((run / "dev" / "selection.json").read_text())
-    dev = json.loads((run / "dev" / "result.json").read_text())
+    sel = read_json(run / "dev" / "selection.json")  # plain or stored compressed (`packed`)
+    dev = read_json(run / "dev" / "result.json")
     pk = sel["pick"]
     info = dev["methods"][pk["chosen"]]
     proto = json.loads((run / "protocol.json").read_text())
@@ -258,7 +259,7 @@ def graph_vs_rewired(result: dict) -> list[dict]:
 def summarise(run: Path) -> dict:
     """Per-method test figures (overall and per kind), contrasts against BM25, graph vs rewired, and
     section@3 (overall and per kind) when questions name a target section."""
-    res = json.loads((run / "test" / "result.json").read_text())
+    res = read_json(run / "test" / "result.json")
     per = {}
     for lab, m in res["methods"].items():
         per[lab] = {"all": m["overall"][PRIMARY], "n": m["n_queries"],

@@ -15,8 +15,9 @@ README's sentence with `{}` where the figure stands; each figure is read from th
 checked the run's record), so an edited figure or an edited ranking fails.
 
 `compress_run` stores a run's rankings compressed in place (`packed`: the columns form, or xz where that
-is smaller; the record keeps the sha256 of the uncompressed bytes, so the chain and the audit hold
-unchanged); committed runs are stored so.
+is smaller), and its stages' result.json and selection.json and its report's figures/*.svg as xz; the
+record keeps the sha256 of the uncompressed bytes, so the chain and the audit hold unchanged. Committed
+runs are stored so.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..store.lock import writer_lock
-from .packed import compress_file, compressible
+from .packed import compress_file, compressible, read_json
 from .record import verify_report, verify_run
 
 RESCORING = "rescoring.json"
@@ -54,8 +55,8 @@ def _size(run: Path) -> int:
 
 def compress_run(run: Path) -> dict:
     """Store every recorded ranking of the run folder `run` in its smallest form (`packed.smallest_form`:
-    columns, or xz; plain, gzip or xz before), in place,
-    under the run's writer lock. The run is verified first (a run that does not match its record is refused, never
+    columns, or xz; plain, gzip or xz before), and its result.json, selection.json and figures/*.svg as xz
+    (`packed.compressible`), in place, under the run's writer lock. The run is verified first (a run that does not match its record is refused, never
     converted) and again after; each file is replaced atomically (`packed.compress_file`), so a
     conversion stopped at any point leaves a run that verifies, and running it again finishes it.
     Returns {"files": converted now, "before": bytes, "after": bytes}."""
@@ -63,16 +64,17 @@ def compress_run(run: Path) -> dict:
     if not (run / "freeze.json").is_file():
         raise InputError(f"{run}: not a run folder (no freeze.json)")
     with writer_lock(run):
-        for stale in run.glob("*/rankings/.*.tmp"):  # a conversion stopped before its rename
-            stale.unlink()
+        for pattern in ("*/rankings/.*.tmp", "*/.*.xz.tmp"):  # a conversion stopped before its rename
+            for stale in run.glob(pattern):
+                stale.unlink()
         through = ("test" if (run / "test" / "record.json").is_file() else
                    "dev" if (run / "dev" / "record.json").is_file() else "freeze")
         before = _size(run)
         chain = verify_run(run, through)
-        verify_report(run)
+        report = verify_report(run) or {}
         n = 0
-        for stage in ("dev", "test"):
-            for rel, sha in chain.get(stage, {}).get("files", {}).items():
+        for files in (*(chain.get(stage, {}).get("files", {}) for stage in ("dev", "test")), report.get("files", {})):
+            for rel, sha in files.items():
                 if compressible(rel):
                     n += compress_file(run / rel, sha)
         verify_run(run, through)
@@ -139,7 +141,7 @@ def readme_table(text: str, section: str, table: int = 1) -> list[list[str]]:
 
 def stored_value(run: Path, key: str):
     """A value of the run's test/result.json by a slash path (labels may hold dots, not slashes)."""
-    value = json.loads((Path(run) / "test" / "result.json").read_text(encoding="utf-8"))
+    value = read_json(Path(run) / "test" / "result.json")  # plain or result.json.xz (`packed`)
     for part in key.split("/"):
         if isinstance(value, list):
             value = value[int(part)]

@@ -24,8 +24,8 @@ def save_figure(fig, out: Path, name: str) -> dict[str, str]:
     paths = {}
     for fmt in FORMATS:
         p = out / f"{name}.{fmt}"
-        fig.savefig(p, format=fmt, dpi=150, bbox_inches="tight",
-                    metadata={"Date": None} if fmt in ("svg", "pdf") else None)
+        fig.savefig(p, format=fmt, dpi=150, bbox_inches="tight",  # no render time: the same figure, the same bytes
+                    metadata={"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else None)
         paths[fmt] = str(p)
     plt.close(fig)
     return paths

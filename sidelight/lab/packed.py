@@ -1,20 +1,27 @@
-"""Rankings stored compressed: `rankings/X.jsonl.cols` (or `.xz`, `.gz`) stands for `rankings/X.jsonl`.
+"""A run folder's files stored compressed: `rankings/X.jsonl.cols` (or `.xz`, `.gz`) stands for
+`rankings/X.jsonl`; `result.json.xz`, `selection.json.xz` and `figures/X.svg.xz` for their plain names.
 
-Rankings are most of a run folder's bytes (one line per query and setting, a hundred ids each), and
-run folders are committed under `results/runs/`. A ranking file may therefore be stored compressed
-beside nothing else: the record still names `stage/rankings/X.jsonl` and still holds the sha256 of
-the **uncompressed** bytes the lab wrote, so compressing a run changes no record, no link of the
-hash chain and no report, and a compressed run is verified byte for byte against what was written.
-`lab compress` writes the columns form (`columns`: ids, scores and the rest of each line in streams
-apart, each LZMA-compressed; about a fifth smaller than xz on rankings) when it decodes to exactly
-the bytes and is the smaller; otherwise xz (LZMA preset 9e, CRC64). gzip (level 9, mtime 0, no file
-name), the form of the first runs committed, and xz are still read, and `lab compress` converts
-them. Every form is deterministic, so the same ranking always compresses to the same bytes.
+Rankings are most of a run folder's bytes (one line per query and setting, a hundred ids each), the
+stages' `result.json` (per-query scores of every setting) most of the rest, and run folders are
+committed under `results/runs/`. Such a file may therefore be stored compressed: the record still names
+`stage/rankings/X.jsonl` (`dev/result.json`, `figures/X.svg`) and still holds the sha256 of the
+**uncompressed** bytes the lab wrote, so compressing a run changes no record, no link of the hash chain
+and no report, and a compressed run is verified byte for byte against what was written.
+`lab compress` writes a ranking's columns form (`columns`: ids, scores and the rest of each line in
+streams apart, each LZMA-compressed; about a fifth smaller than xz on rankings) when it decodes to
+exactly the bytes and is the smaller; otherwise xz (LZMA preset 9e, CRC64), the only form of the other
+files. gzip (level 9, mtime 0, no file name), the form of the first rankings committed, and xz are
+still read, and `lab compress` converts them. Every form is deterministic, so the same file always
+compresses to the same bytes.
 
-Only files named `*.jsonl` under a stage's `rankings/` folder have a compressed form. When two
-forms exist (a conversion stopped between writing the new form and removing the older one) each must
-match the record, and readers take the plain one, then columns, then xz. Like `record`, this module
-imports no lab code but `columns`.
+Which recorded paths have a compressed form (`compressible`): `*.jsonl` under a stage's `rankings/`
+(columns, xz, gzip); `result.json` and `selection.json` directly in `dev/` or `test/` (xz); `*.svg`
+under `figures/` (xz). Every other file (records, freeze.json, timings, report.md, report.html, which
+`serve --lab` shows) is plain only. When two forms exist (a conversion stopped between writing the new
+form and removing the older one) each must match the record, and readers refuse them unless they hold
+the same bytes. Anything that may read a committed run reads its files through `read_bytes` /
+`read_json` (`exists` for presence); what they refuse is a `PackedError`, a `SidelightError` (the CLI's
+one-line error). Like `record`, this module imports no lab code but `columns`.
 """
 
 from __future__ import annotations
@@ -22,31 +29,52 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import lzma
 import os
 import zlib
 from pathlib import Path
 from typing import IO, Iterator
 
+from ..errors import SidelightError
 from .columns import ColumnsError
 from .columns import decode as decode_columns
 from .columns import encode as encode_columns
 
 COLS, XZ, GZ = ".cols", ".xz", ".gz"
-SUFFIXES = (COLS, XZ, GZ)  # the compressed forms, in the order readers prefer them
+SUFFIXES = (COLS, XZ, GZ)  # the compressed forms of a ranking, in the order readers prefer them
+JSON_NAMES = ("result.json", "selection.json")  # a stage's files (directly in dev/ or test/) stored as xz
 KIND = {COLS: "columns", XZ: "xz", GZ: "gzip"}
 LEVEL = 9
 XZ_PRESET = 9 | lzma.PRESET_EXTREME
 
 
-class PackedError(ValueError):
-    """A compressed ranking that cannot be read (corrupt, truncated), or one logical file in two differing forms."""
+class PackedError(SidelightError, ValueError):
+    """A compressed file that cannot be read (corrupt, truncated), or one logical file in two differing forms."""
 
 
-def compressible(rel: str) -> bool:
-    """Whether the recorded path `rel` (relative to the run) may be stored compressed."""
+def is_ranking(rel: str | Path) -> bool:
+    """Whether the recorded path `rel` is a ranking file (`stage/rankings/X.jsonl`: columns, xz or gzip)."""
     parts = Path(rel).parts
-    return len(parts) >= 2 and parts[-2] == "rankings" and rel.endswith(".jsonl")
+    return len(parts) >= 2 and parts[-2] == "rankings" and parts[-1].endswith(".jsonl")
+
+
+def suffixes(rel: str | Path) -> tuple[str, ...]:
+    """The compressed forms the recorded path `rel` (relative to the run, or any path ending so) may be
+    stored in, in the order readers prefer them: a ranking's columns, xz, gzip; xz for a stage's
+    result.json and selection.json and for a report's figures/*.svg; none for any other file."""
+    parts = Path(rel).parts
+    if is_ranking(rel):
+        return SUFFIXES
+    if len(parts) >= 2 and ((parts[-2] in ("dev", "test") and parts[-1] in JSON_NAMES)
+                            or (parts[-2] == "figures" and parts[-1].endswith(".svg"))):
+        return (XZ,)
+    return ()
+
+
+def compressible(rel: str | Path) -> bool:
+    """Whether the recorded path `rel` (relative to the run) may be stored compressed."""
+    return bool(suffixes(rel))
 
 
 def packed(path: Path, suffix: str = XZ) -> Path:
@@ -55,15 +83,15 @@ def packed(path: Path, suffix: str = XZ) -> Path:
 
 
 def is_packed(name: str) -> bool:
-    """Whether a file name is a compressed form (`X.jsonl.cols`, `X.jsonl.xz`, `X.jsonl.gz`)."""
+    """Whether a file name is a compressed form (`X.jsonl.cols`, `X.jsonl.xz`, `X.jsonl.gz`, `result.json.xz`)."""
     return name.endswith(SUFFIXES)
 
 
 def recorded_name(rel: str) -> str:
-    """The recorded path a stored ranking stands for (`a/rankings/X.jsonl.xz` -> `a/rankings/X.jsonl`);
-    any other path unchanged."""
+    """The recorded path a stored form stands for (`a/rankings/X.jsonl.xz` -> `a/rankings/X.jsonl`,
+    `dev/result.json.xz` -> `dev/result.json`); any other path unchanged."""
     for suffix in SUFFIXES:
-        if rel.endswith(suffix) and compressible(rel[: -len(suffix)]):
+        if rel.endswith(suffix) and suffix in suffixes(rel[: -len(suffix)]):
             return rel[: -len(suffix)]
     return rel
 
@@ -78,8 +106,14 @@ def logical(path: Path) -> Path:
 
 
 def forms(path: Path) -> list[Path]:
-    """The stored forms of the logical file `path` that exist: plain first, then columns, xz, gzip."""
-    return [p for p in (Path(path), *(packed(path, s) for s in SUFFIXES)) if p.is_file()]
+    """The stored forms of the logical file `path` that exist: plain first, then those `suffixes` allows
+    (columns, xz, gzip for a ranking; xz for result.json, selection.json, figures/*.svg)."""
+    return [p for p in (Path(path), *(packed(path, s) for s in suffixes(path))) if p.is_file()]
+
+
+def exists(path: Path) -> bool:
+    """Whether the logical file `path` is stored in any form."""
+    return bool(forms(path))
 
 
 def gzip_bytes(data: bytes) -> bytes:
@@ -123,20 +157,43 @@ def sha256_stored(path: Path) -> str:
     return h.hexdigest()
 
 
+def _missing(path: Path) -> FileNotFoundError:
+    names = [packed(path, s).name for s in suffixes(path)]
+    return FileNotFoundError(f"{path}: neither it nor {' nor '.join(names)} exists" if names else f"{path}: no such file")
+
+
 def read_bytes(path: Path) -> bytes:
-    """The uncompressed bytes of the logical file `path` (plain form when both exist)."""
+    """The uncompressed bytes of the logical file `path`, whichever form is stored. Two forms (a
+    conversion stopped halfway) must hold the same bytes; forms that differ are refused (PackedError)."""
     found = forms(path)
     if not found:
-        raise FileNotFoundError(f"{path}: neither it nor {packed(path).name} exists")
-    return b"".join(_chunks(found[0]))
+        raise _missing(Path(path))
+    data = b"".join(_chunks(found[0]))
+    for other in found[1:]:
+        if b"".join(_chunks(other)) != data:
+            raise PackedError(f"{path} is stored as both {found[0].name} and {other.name}, which differ; "
+                              "the run was altered or damaged")
+    return data
+
+
+def read_json(path: Path):
+    """The logical JSON file `path` (e.g. `run/test/result.json`), parsed, whichever form is stored."""
+    return json.loads(read_bytes(path).decode("utf-8"))
+
+
+def sha256_logical(path: Path) -> str:
+    """sha256 of the uncompressed bytes of the logical file `path` (what the record holds for it)."""
+    return hashlib.sha256(read_bytes(path)).hexdigest()
 
 
 def open_text(path: Path) -> IO[str]:
     """The logical file `path` opened for reading text (UTF-8), whichever form is stored."""
     found = forms(path)
     if not found:
-        raise FileNotFoundError(f"{path}: neither it nor {packed(path).name} exists")
-    return io.StringIO(read_bytes(path).decode("utf-8")) if is_packed(found[0].name) else open(found[0], encoding="utf-8")
+        raise _missing(Path(path))
+    if len(found) == 1 and not is_packed(found[0].name):
+        return open(found[0], encoding="utf-8")
+    return io.StringIO(read_bytes(path).decode("utf-8"))
 
 
 def ranking_files(folder: Path) -> list[Path]:
@@ -182,23 +239,30 @@ def _write_checked(target: Path, blob: bytes, suffix: str, sha256: str) -> None:
 
 
 def compress_file(path: Path, sha256: str | None = None) -> bool:
-    """Store the logical file `path` in its smallest compressed form (`smallest_form`: columns, else xz)
-    in place of the others, atomically at every step: the new form is written to a temporary name,
-    checked to decode to the same bytes (and to `sha256` when given), renamed into place, and only then
-    are the other forms removed. A columns form already stored is final. Returns False when there was
+    """Store the logical file `path` in its compressed form in place of the others: a ranking in its
+    smallest (`smallest_form`: columns, else xz), any other `compressible` file in xz. Atomic at every
+    step: the new form is written to a temporary name, checked to decode to the same bytes (and to
+    `sha256` when given), renamed into place, and only then are the other forms removed. A ranking's
+    columns form, or another file's xz form, already stored is final. Returns False when there was
     nothing to convert (the only form is the one that stays)."""
     path = Path(path)
+    if not compressible(path):
+        raise ValueError(f"{path}: not a file the lab stores compressed")
     found = forms(path)
     if not found:
         return False
-    if packed(path, COLS) in found:
-        keep = packed(path, COLS)
+    final = packed(path, COLS if is_ranking(path) else XZ)
+    if final in found:
+        keep = final
     else:
         data = b"".join(_chunks(found[0]))
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise PackedError(f"{found[0]} does not match the hash recorded for it; not compressed")
         stored_xz = packed(path, XZ)
-        suffix, blob = smallest_form(data, stored_xz.read_bytes() if stored_xz in found else None)
+        if not is_ranking(path):
+            suffix, blob = XZ, xz_bytes(data)
+        else:
+            suffix, blob = smallest_form(data, stored_xz.read_bytes() if stored_xz in found else None)
         keep = packed(path, suffix)
         if keep not in found:
             _write_checked(keep, blob, suffix, hashlib.sha256(data).hexdigest())

@@ -11,9 +11,11 @@ are relative to the run folder. `verify_run` checks the chain up to a stage and 
 file, when a recorded file is missing or differs, when a stage folder holds a file its record does
 not list, or when a required file (result, selection, the rankings of every method run) is absent.
 
-A ranking file may be stored compressed (`packed`: `rankings/X.jsonl.cols`, `.xz` or `.gz` stands for the
-recorded `rankings/X.jsonl`); its recorded sha256 is always that of the uncompressed bytes, so compressing a
-run changes no record. Two forms may exist (a conversion that stopped halfway); then both must match.
+A ranking file, a stage's result.json and selection.json, and a report's figures/*.svg may be stored
+compressed (`packed`: `rankings/X.jsonl.cols`, `.xz` or `.gz` stands for the recorded `rankings/X.jsonl`,
+`result.json.xz` for `result.json`); the recorded sha256 is always that of the uncompressed bytes, so
+compressing a run changes no record. Two forms may exist (a conversion that stopped halfway); then both must
+match.
 
 A record is tamper-evident, not tamper-proof: someone who rewrites a file, its record and every
 later record consistently is not caught here (the auditor's recomputation still checks the numbers).
@@ -29,7 +31,8 @@ from pathlib import Path
 
 from ..errors import SidelightError
 from ..index.store import sha256_file as sha256_of
-from .packed import PackedError, compressible, forms, is_packed, open_text, ranking_files, recorded_name, sha256_stored
+from .packed import PackedError, exists, forms, is_packed, open_text, ranking_files, read_bytes, recorded_name, sha256_logical
+from .packed import sha256_stored
 
 STAGES = ("freeze", "dev", "test")
 RECORD_NAME = "record.json"
@@ -75,10 +78,14 @@ def _altered(run: Path, rel: str, by: str) -> RefusedError:
 
 def _load(run: Path, rel: str, why: str) -> dict:
     path = run / rel
-    if not path.is_file():
+    if not exists(path):
         raise RefusedError(f"{path} is missing: {why}")
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        data = read_bytes(path)  # plain, or result.json.xz / selection.json.xz (`packed`)
+    except PackedError as e:
+        raise RefusedError(str(e)) from None
+    try:
+        obj = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise RefusedError(f"{path} is not valid JSON; the run was altered after it was written") from None
     if not isinstance(obj, dict):
@@ -95,9 +102,10 @@ def _check_self(run: Path, rel: str, obj: dict, stage: str) -> None:
 
 
 def _check_file(run: Path, rel: str, sha: str, stage: str) -> None:
-    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.cols`/`.xz`/`.gz`)."""
+    """One recorded file against its hash: every stored form of it (plain, or a ranking's `.cols`/`.xz`/`.gz`,
+    another compressible file's `.xz`)."""
     path = run / rel
-    found = forms(path) if compressible(rel) else [path] if path.is_file() else []
+    found = forms(path)
     if not found:
         raise RefusedError(f"{path} is missing; the {stage} stage recorded it (the run was altered "
                            "after it was written)")
@@ -127,11 +135,18 @@ def _check_stage(run: Path, stage: str, want_prev: dict[str, str]) -> dict:
             raise _altered(run, rel, f"{stage} stage")
         _check_file(run, f, sha, stage)
     for path in sorted((run / stage).rglob("*")):
-        f = recorded_name(path.relative_to(run).as_posix())  # a ranking stored compressed stands for its plain name
+        f = recorded_name(path.relative_to(run).as_posix())  # a file stored compressed stands for its plain name
         if path.is_file() and f != rel and f not in rec["files"] and path.name not in IGNORED:
             raise RefusedError(f"{path} is not in the {stage} stage's record; the run was altered after it "
                                "was written")
     return rec
+
+
+def _sha256_logical(path: Path) -> str:
+    try:
+        return sha256_logical(path)
+    except PackedError as e:
+        raise RefusedError(str(e)) from None
 
 
 def _require(run: Path, rec: dict, rel: str, why: str) -> None:
@@ -184,18 +199,29 @@ REPORT_RECORD = "report.record.json"
 REPORT_FILES = ("report.md", "report.html")
 
 
-def _report_paths(run: Path) -> dict[str, Path]:
-    paths = {name: run / name for name in REPORT_FILES if (run / name).is_file()}
+def _report_paths(run: Path) -> dict[str, list[Path]]:
+    """Recorded name -> its stored forms, of the report's files (a figure's svg may be stored as `.svg.xz`)."""
+    paths = {name: [run / name] for name in REPORT_FILES if (run / name).is_file()}
     figs = run / "figures"
     if figs.is_dir():
-        paths.update({p.relative_to(run).as_posix(): p for p in sorted(figs.rglob("*")) if p.is_file()})
+        for p in sorted(figs.rglob("*")):
+            if p.is_file():
+                paths.setdefault(recorded_name(p.relative_to(run).as_posix()), []).append(p)
     return paths
 
 
 def seal_report(run: Path) -> dict:
-    """Record the report just written (report.md, report.html, figures/*), linked to test/record.json."""
+    """Record the report just written (report.md, report.html, figures/*), linked to test/record.json. A
+    compressed form beside a figure just written plain (`lab compress` stored the previous report) is stale
+    and removed first, so the report's files are exactly those written."""
     run = Path(run)
-    files = {rel: sha256_of(p) for rel, p in _report_paths(run).items()}
+    found = _report_paths(run)
+    for rel, stored in found.items():
+        if (run / rel).is_file():
+            for stale in stored:
+                if stale != run / rel:
+                    stale.unlink()
+    files = {rel: sha256_of(run / rel) if (run / rel).is_file() else sha256_logical(run / rel) for rel in found}
     rec = stage_record("report", {f"test/{RECORD_NAME}": sha256_of(run / "test" / RECORD_NAME)}, files)
     tmp = run / f".{REPORT_RECORD}.tmp"
     tmp.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -205,7 +231,8 @@ def seal_report(run: Path) -> dict:
 
 def verify_report(run: Path) -> dict | None:
     """Check the report's files against their record (None when the run has no report yet): an edited
-    number in report.md or report.html, a changed figure, or a report without a record is refused."""
+    number in report.md or report.html, a changed figure (in any stored form), or a report without a
+    record is refused."""
     run = Path(run)
     found = _report_paths(run)
     if not found and not (run / REPORT_RECORD).exists():
@@ -222,8 +249,7 @@ def verify_report(run: Path) -> dict | None:
     for rel, sha in rec["files"].items():
         if rel not in found:
             raise RefusedError(f"{run / rel} is missing; the report stage recorded it")
-        if sha256_of(found[rel]) != sha:
-            raise _altered(run, rel, "report stage")
+        _check_file(run, rel, sha, "report")
     extra = sorted(set(found) - set(rec["files"]))
     if extra:
         raise RefusedError(f"{run / extra[0]} is not in the report's record; the run was altered after it was written")
@@ -250,7 +276,7 @@ def verify_run(run: Path, through: str = "test") -> dict:
     if through == "dev":
         return out
     test = _check_stage(run, "test", {"dev/record.json": sha256_of(run / "dev" / RECORD_NAME),
-                                     "dev/selection.json": sha256_of(run / "dev" / "selection.json")})
+                                     "dev/selection.json": _sha256_logical(run / "dev" / "selection.json")})
     _require(run, test, "test/result.json", "the test stage writes it")
     if frozen.get("protocol_data", {}).get("timing"):
         _require(run, test, "test/timings.json", "the frozen protocol times its methods")

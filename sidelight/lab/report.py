@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from .figures import degree_figure, effects_figure, method_bars
+from .packed import exists, read_json
 from .timing import setup_items
 
 # The metrics of the methods table, in the columns of the graph-retrieval study's held-out results
@@ -62,8 +63,8 @@ def _blocks(run: Path) -> list[tuple]:
     from .protocol import load_protocol
 
     freeze = json.loads((run / "freeze.json").read_text())
-    res = json.loads((run / "test" / "result.json").read_text())
-    sel = json.loads((run / "dev" / "selection.json").read_text())
+    res = read_json(run / "test" / "result.json")  # plain or stored compressed (`packed`)
+    sel = read_json(run / "dev" / "selection.json")
     timings = json.loads((run / "test" / "timings.json").read_text()) if (run / "test" / "timings.json").exists() else None
     proto = load_protocol(Path(freeze["protocol_path"]))
     corpus = proto.load_corpus()
@@ -386,7 +387,7 @@ def write_report(run: Path) -> dict[str, Path]:
     from ..store.lock import writer_lock
 
     run = Path(run)
-    if not (run / "test" / "result.json").is_file():
+    if not exists(run / "test" / "result.json"):
         raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
     with writer_lock(run):
         return write_report_locked(run)
@@ -397,7 +398,7 @@ def write_report_locked(run: Path) -> dict[str, Path]:
     from ..errors import InputError
     from .record import seal_report, verify_run
 
-    if not (run / "test" / "result.json").is_file():
+    if not exists(run / "test" / "result.json"):
         raise InputError(f"{run}: no completed test result; run `sidelight lab run --split test` first")
     verify_run(run, "test")
     B = _blocks(run)

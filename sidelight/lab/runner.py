@@ -42,6 +42,7 @@ from .pick import dev_vectors, pick
 from .provenance import differences as source_differences, provenance, source_files
 from .protocol import FILE_KINDS, Protocol, Setting, implementation_hash, load_protocol
 from .record import IGNORED, RECORD_NAME, RefusedError, safe_name, sealed, sha256_of, stage_record, verify_run
+from .packed import exists, read_json, sha256_logical  # a committed run's result.json / selection.json may be stored as .xz
 from .record import SCORED_NAME, mark_test_scored, read_rankings, test_scored
 from .sections import section_figures
 
@@ -58,10 +59,6 @@ def write_json(path: Path, obj) -> str:
         f.write(data)
     os.replace(tmp, path)
     return hashlib.sha256(data).hexdigest()
-
-
-def read_json(path: Path):
-    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def write_rankings(folder: Path, label: str, rankings: dict) -> str:
@@ -284,7 +281,7 @@ def _run_split(protocol_path: Path, split: str, out: Path, verbose: bool) -> dic
         raise RefusedError(f"{out}: the held-out split was already scored (at {scored.get('at', '?')}, noted in "
                            f"{out / SCORED_NAME}) although {out}/test is gone; it is never scored twice "
                            f"(reproduce into a new folder with `sidelight lab reproduce`)")
-    if split == "test" and not (out / "dev" / "selection.json").is_file():
+    if split == "test" and not exists(out / "dev" / "selection.json"):
         raise RefusedError(f"{out}/dev/selection.json missing: run `sidelight lab run --split dev` first")
     # the record so far, before any work: freeze.json; for test also the selection and dev files
     verify_run(out, "freeze" if split == "dev" else "dev")
@@ -385,7 +382,7 @@ def _run_test(ctx: Context, runnable: list[dict], selection: dict, out: Path) ->
         files["test/timings.json"] = write_json(tmp / "timings.json", time_methods(ctx, settings, test))
     files["test/result.json"] = write_json(tmp / "result.json", result)
     previous = {"dev/record.json": sha256_of(out / "dev" / RECORD_NAME),
-                "dev/selection.json": sha256_of(out / "dev" / "selection.json")}
+                "dev/selection.json": sha256_logical(out / "dev" / "selection.json")}
     write_json(tmp / RECORD_NAME, stage_record("test", previous, files))
     if (out / "test").exists():  # a concurrent run finished first
         shutil.rmtree(tmp)
@@ -473,7 +470,7 @@ def reproduce(protocol_path: Path, src: Path, into: Path, verbose: bool = False)
     src, into = Path(src), Path(into)
     if not _is_empty(into):
         raise RefusedError(f"{into} is not empty; reproduce into a new folder")
-    if not (src / "test" / "result.json").is_file():
+    if not exists(src / "test" / "result.json"):
         raise RefusedError(f"{src} has no completed test result to reproduce")
     verify_run(src, "test")
     with _locked(into):
@@ -492,7 +489,7 @@ def run_all(protocol_path: Path, out: Path, verbose: bool = False) -> dict:
     with _locked(out):
         if not (out / "freeze.json").exists():
             _freeze(protocol_path, out, verbose)
-        if not (out / "dev" / "selection.json").exists():
+        if not exists(out / "dev" / "selection.json"):
             _run_split(protocol_path, "dev", out, verbose)
         result = _run_split(protocol_path, "test", out, verbose)
         from .report import write_report_locked

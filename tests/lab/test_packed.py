@@ -25,6 +25,7 @@ from sidelight.lab.runner import RefusedError, compare_runs, freeze, read_rankin
 from tests.lab.test_runner import make_lab
 
 IMPL = ("0" * 64, {})  # other people edit the package while tests run: pin the implementation hash
+JSONS = ("dev/result.json", "dev/selection.json", "test/result.json")  # a run without a report: no figures
 GZIP = shutil.which("gzip")
 XZ = shutil.which("xz")
 
@@ -107,7 +108,7 @@ def test_a_run_stored_as_gzip_still_verifies_and_compress_converts_it(full, tmp_
         (run / rel).unlink()
     verify_run(run)
     assert audit(run)["checks"] == before_audit["checks"]
-    assert compress_run(run)["files"] == len(originals)
+    assert compress_run(run)["files"] == len(originals) + len(JSONS)  # and the stages' JSON files to xz
     assert not list(run.glob("*/rankings/*.gz")) and plain_rankings(run) == []
     one_compressed_form_each(run, originals)
     verify_run(run)
@@ -121,7 +122,7 @@ def test_compressing_a_run_keeps_its_record_its_rankings_and_its_audit(full, tmp
     before_ranks = read_rankings(run / "test" / "rankings")
     before_audit = audit(run)
     r = compress_run(run)
-    assert r["files"] == len(originals) > 0 and r["after"] < r["before"]
+    assert r["files"] == len(originals) + len(JSONS) and originals and r["after"] < r["before"]
     assert plain_rankings(run) == []
     one_compressed_form_each(run, originals)
     assert {s: (run / s / RECORD_NAME).read_bytes() for s in ("dev", "test")} == records  # no record rewritten
@@ -196,7 +197,7 @@ def test_the_cli_compresses_a_folder_of_runs_and_refuses_a_non_run(full, tmp_pat
     copy(full, tmp_path / "runs", "toy")
     assert main(["lab", "compress", str(tmp_path / "runs")]) == 0
     out = capsys.readouterr().out
-    assert "ranking file(s) compressed now" in out and "the record verifies" in out
+    assert f"{len(plain_rankings(full)) + len(JSONS)} file(s) compressed now" in out and "the record verifies" in out
     assert main(["lab", "audit", str(tmp_path / "runs")]) == 0
     (tmp_path / "empty").mkdir()
     assert main(["lab", "compress", str(tmp_path / "empty")]) == 2
