@@ -97,14 +97,14 @@ def main() -> int:
         a = by_family(families, [metric(r) for r in ranks[base]])
         b = by_family(families, [metric(r) for r in ranks[best]])
         res = paired_bootstrap(a, b, 10_000, 0, 0.95)
-        return {"mean": res.mean, "low": res.low, "high": res.high, "families": int(a.size),
+        return {"mean": res.mean_difference, "low": res.low, "high": res.high, "families": int(a.size),
                 "up": int((b > a).sum()), "down": int((b < a).sum())}
 
-    compare = {"mrr@10": interval(lambda r: 1 / r if r <= 10 else 0.0),
-               "hit@10": interval(lambda r: float(r <= 10))}
     rows = [[f"{v.names:g}", f"{v.hypernyms:g}", s["n"], f"{s['mrr@10']:.3f}", f"{s['hit@1']:.1%}",
              f"{s['hit@10']:.1%}", f"{s['hit@100']:.1%}", s["median_rank"]] for v, s in table.items()]
     print_table(["names", "hypernyms", "n", "MRR@10", "acc@1", "acc@10", "acc@100", "median rank"], rows)
+    compare = {"mrr@10": interval(lambda r: 1 / r if r <= 10 else 0.0),
+               "hit@10": interval(lambda r: float(r <= 10))}
     print(f"best: names {best.names:g}, hypernyms {best.hypernyms:g}; against names 0, hypernyms 0 (paired family "
           f"bootstrap, 95%): " + "; ".join(f"{m} {c['mean']:+.4f} [{c['low']:+.4f}, {c['high']:+.4f}] "
                                             f"({c['up']} up, {c['down']} down)" for m, c in compare.items()))

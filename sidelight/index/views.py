@@ -12,9 +12,10 @@ sense scores
 (a sense without hypernyms, like every adjective, takes its gloss vector as that view, so no view
 is a bonus only some senses get), and a word is scored by its best sense, as without views. The
 score is linear in q, so lookup ranks with one matrix, gloss + a * names + b * hypernyms (kept in
-the index's memo per weights): views cost no query time. The view vectors are encoded once per
-model and cached under `$SIDELIGHT_CACHE/lookup-views/<key>/`, key = sha256 of the view texts and
-the model's identity; an entry that fails its checks is encoded again, never trusted.
+the index's memo per weights): views cost no query time, and the memory of one matrix. The view
+vectors are encoded once per model and cached under `$SIDELIGHT_CACHE/lookup-views/<key>/`, key =
+sha256 of the view texts and the model's identity; an entry that fails its checks is encoded
+again, never trusted.
 """
 
 from __future__ import annotations
@@ -172,29 +173,27 @@ def encode_views(embedder: Any, texts: list[str], identity: dict[str, Any], root
 
 
 def view_vectors(index: "Index", progress: bool = False) -> ViewVectors:
-    """The index's view vectors, made with its dense model (see module doc; kept in the index's memo)."""
+    """The index's view vectors, made with its dense model, from their cache (see module doc)."""
     dense = index.dense
     if dense is None:
         raise InputError("lookup: views need the index's vectors; build it with --dense (e.g. `sidelight dense IDX`)")
     corpus = index.corpus
 
-    def build() -> ViewVectors:
-        emb = dense.embedder()
-        names = encode_views(emb, [names_text(r) for r in corpus.records], dense.identity, progress=progress)
-        hyper_texts = hypernym_texts(corpus)
-        kept = [i for i, t in enumerate(hyper_texts) if t]
-        hyper = np.array(getattr(dense, "vectors"), dtype=np.float32, copy=True)
-        if kept:
-            hyper[kept] = encode_views(emb, [hyper_texts[i] for i in kept], dense.identity, progress=progress)
-        return ViewVectors(names, hyper)
-
-    return index.memo("lookup views", id(dense), build)
+    emb = dense.embedder()
+    names = encode_views(emb, [names_text(r) for r in corpus.records], dense.identity, progress=progress)
+    hyper_texts = hypernym_texts(corpus)
+    kept = [i for i, t in enumerate(hyper_texts) if t]
+    hyper = np.array(getattr(dense, "vectors"), dtype=np.float32, copy=True)
+    if kept:
+        hyper[kept] = encode_views(emb, [hyper_texts[i] for i in kept], dense.identity, progress=progress)
+    return ViewVectors(names, hyper)
 
 
 def view_matrix(index: "Index", views: Views) -> np.ndarray:
-    """gloss + weighted views, one row per sense (kept in the index's memo for these weights)."""
+    """gloss + weighted views, one row per sense (kept in the index's memo for these weights; the
+    view vectors themselves are read from their cache when it is built, and not kept)."""
     dense = index.dense
     if dense is None or getattr(dense, "vectors", None) is None:
         raise InputError("lookup: views need the index's vectors in memory (a dense index, not a sharded one)")
-    vectors = view_vectors(index)
-    return index.memo("lookup view matrix", (id(dense), views), lambda: vectors.combined(getattr(dense, "vectors"), views))
+    return index.memo("lookup view matrix", (id(dense), views),
+                      lambda: view_vectors(index).combined(getattr(dense, "vectors"), views))
