@@ -112,11 +112,11 @@ def lookup(index: "Index", description: str, k: int = 10, method: str | None = N
 def view_ranking(index: "Index", description: str, method: str, depth: int, where: dict[str, Any] | None,
                  params: dict[str, Any], views: Views) -> tuple[list[int], list[float]]:
     """(positions, scores) of the `depth` best senses by gloss + weighted views (ties by ascending id)."""
+    if index.dense is None:
+        raise InputError("lookup: views need the index's vectors; build it with --dense (e.g. `sidelight dense IDX`)")
     if method != "dense" or params:
         raise InputError(f"lookup: views rank senses with method dense and no method parameters, not {method!r}"
                          + (f" with {', '.join(sorted(params))}" if params else ""))
-    if index.dense is None:
-        raise InputError("lookup: views need the index's vectors; build it with --dense (e.g. `sidelight dense IDX`)")
     if index.dense.passages is not None:
         raise InputError("lookup: views need one vector per record; this index keeps windows (passages)")
     s = cosines(view_matrix(index, views), index.dense.encode_query(description))
