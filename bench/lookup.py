@@ -8,6 +8,11 @@ the description (one ONNX Runtime thread, no query-vector cache).
 
     .venv/bin/python bench/lookup.py --json bench/results/lookup.json
     .venv/bin/python bench/lookup.py --dense .cache/models/wordnet-all-gcide --method dense --json OUT
+    .venv/bin/python bench/lookup.py --dense .cache/models/wordnet-all-gcide --method dense \
+        --views names=0.5,hypernyms=0.25 --json OUT   # views of a word (sidelight/index/views.py)
+
+With `--views` the view vectors are made (or read from their cache) and the weighted matrix built
+before the warm-up, so the times are those of a lookup on a loaded index.
 
 With `--choose` (and `--dense`) it times nothing and instead scores every method of `CHOICES` at every
 prior weight of `PRIORS` on all of describe-v1 (now development data: its test split is spent), as
@@ -87,6 +92,7 @@ def main() -> int:
     ap.add_argument("--method", default="bm25")
     ap.add_argument("-p", "--param", action="append", default=[], metavar="NAME=JSON", help="method parameter")
     ap.add_argument("--dense", default=None, metavar="MODEL_SPEC")
+    ap.add_argument("--views", default=None, metavar="names=W,hypernyms=W", help="lookup's view weights")
     ap.add_argument("--choose", action="store_true", help="score the default's candidates on describe-v1 instead")
     args = ap.parse_args()
     params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
@@ -100,9 +106,16 @@ def main() -> int:
         print_table(["method", "prior", "MRR@10", "acc@1", "acc@10", "acc@100", "median rank"], choose(index, out))
         write_json(args.json, out)
         return 0
+    if args.views:
+        from sidelight.index.views import Views, view_vectors
+
+        views = Views.parse(args.views)
+        view_vectors(index, progress=True)
+        params["views"] = views
     rows = []
-    out = {"records": len(index.corpus), "k": args.k, "repeats": REPEATS, "method": args.method, "params": params,
-           "dense": args.dense, "pos": {}}
+    out = {"records": len(index.corpus), "k": args.k, "repeats": REPEATS, "method": args.method,
+           "params": {k: v.to_dict() if k == "views" else v for k, v in params.items()}, "dense": args.dense,
+           "pos": {}}
     for pos in (None, "noun"):
         for d in DESCRIPTIONS:
             index.lookup(d, args.k, method=args.method, pos=pos, **params)  # warm-up

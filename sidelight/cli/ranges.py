@@ -47,6 +47,8 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "families": ("--families", 1, 100_000),
     "pairs": ("--pairs", 4, 100_000),
     "prior": ("--prior", 0, 1_000),
+    "names_view": ("--names-view", 0, 10),
+    "hypernyms_view": ("--hypernyms-view", 0, 10),
     "width": ("--width", 1, 65_536),
     "sae_k": ("--sae-k", 1, 4096),
     "epochs": ("--epochs", 1, 10_000),

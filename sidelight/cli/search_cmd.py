@@ -12,6 +12,7 @@ from ..index.defaults import default_method
 from ..index.passages import SNIPPET_CHARS, PassageSettings, results_with_passages
 from ..methods import get_method, method_spec, method_specs
 from ..index.lookup import DEFAULT_PRIOR, PARTS_OF_SPEECH, PRIOR, default_lookup_method, lookup_json
+from ..index.views import Views
 from ..lanes.budget import Budget
 from ..lanes.method_call import run_method
 from ..lanes.querylog import QueryLog, logged
@@ -53,6 +54,12 @@ def register(sub) -> None:
                          "among the first 100 words, to its min-max normalised score: common words first "
                          f"(default on a dictionary index: {DEFAULT_PRIOR} with dense, DEFAULT_PRIORS in sidelight/index/lookup.py "
                          "for the others; 0: off)")
+    lk.add_argument("--names-view", type=float, default=None, metavar="W",
+                    help="add W * the cosine of the description with each sense's names (its lemmas) to its gloss "
+                         "cosine (method dense; default 0: off; see sidelight/index/views.py)")
+    lk.add_argument("--hypernyms-view", type=float, default=None, metavar="W",
+                    help="add W * the cosine of the description with the names of each sense's hypernyms "
+                         "(method dense; default 0: off)")
     add_json(lk)
     lk.set_defaults(func=run_lookup)
 
@@ -114,12 +121,14 @@ def run_lookup(args: argparse.Namespace) -> int:
         get_method(args.method, **parse_params(args.param))  # before loading: bad params fail fast
     if args.prior is not None:
         PRIOR.check("lookup", args.prior)
+    views = None if args.names_view is None and args.hypernyms_view is None else \
+        Views(args.names_view or 0.0, args.hypernyms_view or 0.0)
     index = Index.load(args.index)
     args.method = args.method or default_lookup_method(index)
     params = parse_params(args.param)
 
     def answer() -> dict:
-        found = index.lookup(args.description, k, args.method, args.pos, prior=args.prior, **params)
+        found = index.lookup(args.description, k, args.method, args.pos, prior=args.prior, views=views, **params)
         return {"results": found, "_log_lanes": [{"channel": "lookup", "hits": len(found)}]}
 
     words = logged(cli_log(index), "cli", "lookup", args.description, answer)["results"]

@@ -547,12 +547,12 @@ class Index:
         return Run(out, m.name, name=m.name)
 
     def lookup(self, description: str, k: int = 10, method: str | None = None, pos: str | None = None,
-               prior: float | None = None, **params: Any) -> Results:
-        """Words for a description (a reverse dictionary; `method`/`prior` None: the lookup defaults;
+               prior: float | None = None, views: Any = None, **params: Any) -> Results:
+        """Words for a description (a reverse dictionary; `method`/`prior`/`views` None: the lookup defaults;
         see `sidelight.index.lookup`)."""
         from .lookup import lookup
 
-        return lookup(self, description, k, method, pos, prior=prior, **params)
+        return lookup(self, description, k, method, pos, prior=prior, views=views, **params)
 
     def results(self, ranking: Ranking, query: str = "", method: str = "") -> Results:
         """A `Ranking` (positions, scores) as `Results` with ids, ranks and titles."""

@@ -10,6 +10,8 @@ words' scores are min-max normalised over those words, and the prior adds W time
 ln(1 + count) over the largest in them, so W = 0.1 lifts the commonest word by a tenth of the
 score range whatever the method. A dictionary index (records with `word_counts`) has it on by
 default at its method's `DEFAULT_PRIORS` weight; an index with vectors ranks records with `DEFAULT_METHOD`.
+With `views` (`sidelight.index.views`) dense ranks senses by their gloss plus their names and
+their hypernyms' names, weighted; a word is still scored by its best sense.
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING, Iterable
 
+import numpy as np
+
 from ..corpus.model import Record
 from ..errors import InputError
 from ..methods.params import Param
 from ..results import Hit, Results
+from ..structures.dense import cosines
+from ..structures.ranking import top_k
+from .views import Views, view_matrix
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -40,6 +47,8 @@ PRIOR = Param("prior", float, 0.0, "weight of the word's normalised ln(1 + corpu
 DEFAULT_PRIORS = {"bm25": 0.0, "dense": 0.3, "rrf": 0.5, "hybrid-linear": 0.1}
 DEFAULT_PRIOR = DEFAULT_PRIORS["dense"]
 DEFAULT_METHOD = "dense"  # on an index with vectors; BM25 without
+#: the view weights of a dense lookup on a dictionary index (`default_views`; bench/lookup_views.py)
+DEFAULT_VIEWS = Views()
 MIN_DEPTH = 100  # records ranked before words are gathered (at least this many, and 20 per word
 # asked for), and the words a prior re-orders (at least this many, and every word asked for)
 
@@ -56,12 +65,25 @@ def default_prior(index: "Index", method: str) -> float:
     return DEFAULT_PRIORS.get(method, DEFAULT_PRIOR) if recs and "word_counts" in recs[0].metadata else 0.0
 
 
+def default_views(index: "Index", method: str) -> Views:
+    """`DEFAULT_VIEWS` for `dense` on a dictionary index (records with `word_counts`) with one vector per
+    record, else no views."""
+    recs, dense = index.corpus.records, index.dense
+    dictionary = bool(recs) and "word_counts" in recs[0].metadata
+    ok = method == "dense" and dense is not None and dense.passages is None and hasattr(dense, "vectors")
+    return DEFAULT_VIEWS if dictionary and ok else Views()
+
+
 def lookup(index: "Index", description: str, k: int = 10, method: str | None = None, pos: str | None = None,
-           depth: int | None = None, prior: float | None = None, **params: Any) -> Results:
+           depth: int | None = None, prior: float | None = None, views: "Views | dict[str, Any] | str | None" = None,
+           **params: Any) -> Results:
     """The k best words for `description`, each with the senses that carried it (`Hit.evidence["synsets"]`).
 
-    `method` None: `default_lookup_method`; `prior` None: `default_prior`, 0: off (see `rank_words`)."""
+    `method` None: `default_lookup_method`; `prior` None: `default_prior`, 0: off (see `rank_words`);
+    `views` None or all weights 0: senses ranked by `method` alone, else by `dense` with views
+    (`sidelight.index.views`; only with method dense)."""
     method, asked = method or default_lookup_method(index), prior is not None
+    chosen = Views.parse(views) if views is not None else default_views(index, method)
     prior = prior if asked else default_prior(index, method)
     if k < 1:
         raise InputError(f"lookup: k must be >= 1, got {k}")
@@ -70,16 +92,37 @@ def lookup(index: "Index", description: str, k: int = 10, method: str | None = N
     prior = PRIOR.check("lookup", prior)
     where = {"pos": PARTS_OF_SPEECH[pos]} if pos else None
     depth = depth or max(MIN_DEPTH, 20 * k)
-    hits = index.search(description, method, depth, where=where, **params)
-    records = [index.corpus.records[index.corpus.position[h.id]] for h in hits]
+    if chosen.on and not (views is None and params):  # a default that method parameters would refuse is off
+        positions, scores = view_ranking(index, description, method, depth, where, params, chosen)
+    else:
+        hits = index.search(description, method, depth, where=where, **params)
+        positions = [index.corpus.position[h.id] for h in hits]
+        scores = [h.score for h in hits]
+    records = [index.corpus.records[p] for p in positions]
     if asked and prior and records and not any("word_counts" in r.metadata for r in records):
         raise InputError("lookup: prior needs word frequencies (record metadata 'word_counts'), which this index "
                          "lacks; rebuild it (e.g. `sidelight index wordnet-all`) or leave prior at 0")
-    words = rank_words(zip(records, (h.score for h in hits)), max(MIN_DEPTH, k), prior)[:k]
+    words = rank_words(zip(records, scores), max(MIN_DEPTH, k), prior)[:k]
     out = [Hit(w.word, i + 1, w.score, w.word,
                {"synsets": [{"id": r.id, "pos": r.metadata.get("pos"), "gloss": r.text} for r in w.senses]})
            for i, w in enumerate(words)]
     return Results(out, description, method)
+
+
+def view_ranking(index: "Index", description: str, method: str, depth: int, where: dict[str, Any] | None,
+                 params: dict[str, Any], views: Views) -> tuple[list[int], list[float]]:
+    """(positions, scores) of the `depth` best senses by gloss + weighted views (ties by ascending id)."""
+    if index.dense is None:
+        raise InputError("lookup: views need the index's vectors; build it with --dense (e.g. `sidelight dense IDX`)")
+    if method != "dense" or params:
+        raise InputError(f"lookup: views rank senses with method dense and no method parameters, not {method!r}"
+                         + (f" with {', '.join(sorted(params))}" if params else ""))
+    if index.dense.passages is not None:
+        raise InputError("lookup: views need one vector per record; this index keeps windows (passages)")
+    s = cosines(view_matrix(index, views), index.dense.encode_query(description))
+    keep = np.flatnonzero(index.metadata_mask(where)) if where else np.arange(len(s))
+    r = top_k(s[keep], depth, np.asarray(index.id_rank)[keep], positive_only=False)
+    return [int(keep[p]) for p in r.positions], [float(x) for x in r.scores]
 
 
 def lookup_json(words: Results) -> dict[str, Any]:
