@@ -344,8 +344,8 @@ def blocks_markdown(B: list[tuple], run: Path) -> str:
             lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in b[2]]
             lines.append("")
         elif b[0] == "figure":
-            rel = Path(b[1]["svg"]).relative_to(run)
-            lines += [f"![{b[2]}]({rel.as_posix()})", "", f"*{b[2]}* (also {rel.with_suffix('.png').as_posix()}, "
+            rel = Path(b[1]["svg"]).relative_to(run)  # the PNG is shown: `lab compress` stores the SVG as xz
+            lines += [f"![{b[2]}]({rel.with_suffix('.png').as_posix()})", "", f"*{b[2]}* (also {rel.as_posix()}, "
                       f"{rel.with_suffix('.pdf').as_posix()})", ""]
     return "\n".join(lines)
 
