@@ -35,6 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from bench._common import write_json
+from bench.probe_vs_notes import notes_names
 from sidelight.lab.packed import read_json  # a committed run's result.json may be stored as result.json.xz
 from sidelight.lab.stats import paired_bootstrap
 
@@ -50,14 +51,6 @@ def setting(label: str, m: dict) -> str:
     name = m.get("group") or label
     params = ",".join(f"{k}={v}" for k, v in sorted(m["params"].items()))
     return f"{name}[{params}]" if params else name
-
-
-def notes_name(probe_setting: str) -> str:
-    """notes-v1 names the methods over section windows `X-sections`."""
-    for m in ("hybrid-linear", "dense", "rrf"):
-        if probe_setting == m or probe_setting.startswith(m + "["):
-            return m + "-sections" + probe_setting[len(m):]
-    return probe_setting
 
 
 def family_scores(m: dict, fam: dict[str, str], kind: dict[str, str], weighting: str) -> dict[str, float]:
@@ -122,6 +115,11 @@ def main() -> None:
                  read_json(notes_run / "dev" / "result.json")["methods"].items()
                  if not m.get("params_from") and (lab.endswith("]") or not m["params"])}
         best = max(sorted(notes), key=notes.get)
+        as_notes = notes_names(probe_run)  # probe label -> notes-v1 label (windows: the `-sections` rows)
+
+        def notes_name(probe_setting: str) -> str:
+            name, bracket, params = probe_setting.partition("[")
+            return as_notes(name) + bracket + params
         default = notes_name(setting(DEFAULT[0], {"params": DEFAULT[1], "group": DEFAULT[0]}))
         print(f"\n{probe_run.name} vs {notes_run.name} dev: best {best} {notes[best]:.4f}; "
               f"global default {default} {notes[default]:.4f}")
