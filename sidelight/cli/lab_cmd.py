@@ -232,7 +232,7 @@ def _report(a: argparse.Namespace) -> int:
     from ..lab.report import write_report
 
     paths = write_report(a.dir)
-    print(f"wrote {paths['markdown']}, {paths['html']} and {paths['figures']}/*.{{svg,png,pdf}}")
+    print(f"wrote {paths['markdown']}, {paths['html']} and {paths['figures']}/*.{{svg,png}}")
     return 0
 
 
