@@ -54,7 +54,7 @@ def register(sub) -> None:
     s.set_defaults(func=_audit)
 
     s = lab.add_parser("compress", help="store a run's rankings compressed in place (columns form, or xz where "
-                       "smaller), its result.json, selection.json and figures/*.svg as xz; the record and audit "
+                       "smaller), its result.json, selection.json, figures/*.svg and report.html as xz; the record and audit "
                        "hold unchanged: hashes are of the uncompressed bytes")
     s.add_argument("dir", type=Path, nargs="+", help="run folders, or folders of run folders (e.g. results/runs)")
     s.set_defaults(func=_compress)
@@ -232,7 +232,7 @@ def _report(a: argparse.Namespace) -> int:
     from ..lab.report import write_report
 
     paths = write_report(a.dir)
-    print(f"wrote {paths['markdown']}, {paths['html']} and {paths['figures']}/*.{{svg,png,pdf}}")
+    print(f"wrote {paths['markdown']}, {paths['html']} and {paths['figures']}/*.{{svg,png}}")
     return 0
 
 

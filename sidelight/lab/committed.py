@@ -55,7 +55,7 @@ def _size(run: Path) -> int:
 
 def compress_run(run: Path) -> dict:
     """Store every recorded ranking of the run folder `run` in its smallest form (`packed.smallest_form`:
-    columns, or xz; plain, gzip or xz before), and its result.json, selection.json and figures/*.svg as xz
+    columns, or xz; plain, gzip or xz before), and its result.json, selection.json, figures/*.svg and report.html as xz
     (`packed.compressible`), in place, under the run's writer lock. The run is verified first (a run that does not match its record is refused, never
     converted) and again after; each file is replaced atomically (`packed.compress_file`), so a
     conversion stopped at any point leaves a run that verifies, and running it again finishes it.
@@ -64,7 +64,7 @@ def compress_run(run: Path) -> dict:
     if not (run / "freeze.json").is_file():
         raise InputError(f"{run}: not a run folder (no freeze.json)")
     with writer_lock(run):
-        for pattern in ("*/rankings/.*.tmp", "*/.*.xz.tmp"):  # a conversion stopped before its rename
+        for pattern in ("*/rankings/.*.tmp", "*/.*.xz.tmp", ".*.xz.tmp"):  # a conversion stopped before its rename
             for stale in run.glob(pattern):
                 stale.unlink()
         through = ("test" if (run / "test" / "record.json").is_file() else

@@ -1,4 +1,5 @@
-"""Report figures (matplotlib, Agg backend), each saved as SVG, PNG and PDF under DIR/figures.
+"""Report figures (matplotlib, Agg backend), each saved as SVG (the page's inline figure, vector) and
+PNG (what report.md shows; 256 colours, a third of the full-colour file's bytes) under DIR/figures.
 
 * degree distribution of the undirected projection on log axes (isolated records stated apart);
 * method bars of the primary metric on a zero baseline;
@@ -7,6 +8,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
@@ -15,8 +17,21 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-FORMATS = ("svg", "png", "pdf")
+FORMATS = ("svg", "png")
 plt.rcParams.update({"svg.hashsalt": "sidelight", "font.size": 9})  # stable SVG ids
+
+
+def _palette_png(fig) -> bytes:
+    """The figure as a PNG of at most 256 colours (median cut, no dithering: flat fills and text stay
+    crisp), deterministic: the same figure gives the same bytes."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150, bbox_inches="tight")
+    image = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(out, "PNG", optimize=True)
+    return out.getvalue()
 
 
 def save_figure(fig, out: Path, name: str) -> dict[str, str]:
@@ -24,8 +39,10 @@ def save_figure(fig, out: Path, name: str) -> dict[str, str]:
     paths = {}
     for fmt in FORMATS:
         p = out / f"{name}.{fmt}"
-        fig.savefig(p, format=fmt, dpi=150, bbox_inches="tight",  # no render time: the same figure, the same bytes
-                    metadata={"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else None)
+        if fmt == "png":
+            p.write_bytes(_palette_png(fig))
+        else:  # no render time: the same figure, the same bytes
+            fig.savefig(p, format=fmt, dpi=150, bbox_inches="tight", metadata={"Date": None})
         paths[fmt] = str(p)
     plt.close(fig)
     return paths

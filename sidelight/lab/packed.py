@@ -1,5 +1,5 @@
 """A run folder's files stored compressed: `rankings/X.jsonl.cols` (or `.xz`, `.gz`) stands for
-`rankings/X.jsonl`; `result.json.xz`, `selection.json.xz` and `figures/X.svg.xz` for their plain names.
+`rankings/X.jsonl`; `result.json.xz`, `selection.json.xz`, `figures/X.svg.xz` and `report.html.xz` for their plain names.
 
 Rankings are most of a run folder's bytes (one line per query and setting, a hundred ids each), the
 stages' `result.json` (per-query scores of every setting) most of the rest, and run folders are
@@ -16,8 +16,8 @@ compresses to the same bytes.
 
 Which recorded paths have a compressed form (`compressible`): `*.jsonl` under a stage's `rankings/`
 (columns, xz, gzip); `result.json` and `selection.json` directly in `dev/` or `test/` (xz); `*.svg`
-under `figures/` (xz). Every other file (records, freeze.json, timings, report.md, report.html, which
-`serve --lab` shows) is plain only. When two forms exist (a conversion stopped between writing the new
+under `figures/` (xz); `report.html` (xz: its inline SVG is most of a report's bytes). Every other file
+(records, freeze.json, timings, report.md, which shows the figures' PNGs) is plain only. When two forms exist (a conversion stopped between writing the new
 form and removing the older one) each must match the record, and readers refuse them unless they hold
 the same bytes. Anything that may read a committed run reads its files through `read_bytes` /
 `read_json` (`exists` for presence); what they refuse is a `PackedError`, a `SidelightError` (the CLI's
@@ -44,6 +44,7 @@ from .columns import encode as encode_columns
 COLS, XZ, GZ = ".cols", ".xz", ".gz"
 SUFFIXES = (COLS, XZ, GZ)  # the compressed forms of a ranking, in the order readers prefer them
 JSON_NAMES = ("result.json", "selection.json")  # a stage's files (directly in dev/ or test/) stored as xz
+REPORT_HTML = "report.html"  # a run's report page, stored as xz
 KIND = {COLS: "columns", XZ: "xz", GZ: "gzip"}
 LEVEL = 9
 XZ_PRESET = 9 | lzma.PRESET_EXTREME
@@ -62,10 +63,12 @@ def is_ranking(rel: str | Path) -> bool:
 def suffixes(rel: str | Path) -> tuple[str, ...]:
     """The compressed forms the recorded path `rel` (relative to the run, or any path ending so) may be
     stored in, in the order readers prefer them: a ranking's columns, xz, gzip; xz for a stage's
-    result.json and selection.json and for a report's figures/*.svg; none for any other file."""
+    result.json and selection.json, a report's figures/*.svg and its report.html; none for any other file."""
     parts = Path(rel).parts
     if is_ranking(rel):
         return SUFFIXES
+    if parts and parts[-1] == REPORT_HTML:
+        return (XZ,)
     if len(parts) >= 2 and ((parts[-2] in ("dev", "test") and parts[-1] in JSON_NAMES)
                             or (parts[-2] == "figures" and parts[-1].endswith(".svg"))):
         return (XZ,)
@@ -107,7 +110,7 @@ def logical(path: Path) -> Path:
 
 def forms(path: Path) -> list[Path]:
     """The stored forms of the logical file `path` that exist: plain first, then those `suffixes` allows
-    (columns, xz, gzip for a ranking; xz for result.json, selection.json, figures/*.svg)."""
+    (columns, xz, gzip for a ranking; xz for result.json, selection.json, figures/*.svg, report.html)."""
     return [p for p in (Path(path), *(packed(path, s) for s in suffixes(path))) if p.is_file()]
 
 

@@ -11,7 +11,7 @@ are relative to the run folder. `verify_run` checks the chain up to a stage and 
 file, when a recorded file is missing or differs, when a stage folder holds a file its record does
 not list, or when a required file (result, selection, the rankings of every method run) is absent.
 
-A ranking file, a stage's result.json and selection.json, and a report's figures/*.svg may be stored
+A ranking file, a stage's result.json and selection.json, a report's figures/*.svg and report.html may be stored
 compressed (`packed`: `rankings/X.jsonl.cols`, `.xz` or `.gz` stands for the recorded `rankings/X.jsonl`,
 `result.json.xz` for `result.json`); the recorded sha256 is always that of the uncompressed bytes, so
 compressing a run changes no record. Two forms may exist (a conversion that stopped halfway); then both must
@@ -200,8 +200,9 @@ REPORT_FILES = ("report.md", "report.html")
 
 
 def _report_paths(run: Path) -> dict[str, list[Path]]:
-    """Recorded name -> its stored forms, of the report's files (a figure's svg may be stored as `.svg.xz`)."""
-    paths = {name: [run / name] for name in REPORT_FILES if (run / name).is_file()}
+    """Recorded name -> its stored forms, of the report's files (a figure's svg may be stored as `.svg.xz`,
+    report.html as `report.html.xz`)."""
+    paths = {name: found for name in REPORT_FILES if (found := forms(run / name))}
     figs = run / "figures"
     if figs.is_dir():
         for p in sorted(figs.rglob("*")):

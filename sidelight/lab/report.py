@@ -345,8 +345,7 @@ def blocks_markdown(B: list[tuple], run: Path) -> str:
             lines.append("")
         elif b[0] == "figure":
             rel = Path(b[1]["svg"]).relative_to(run)  # the PNG is shown: `lab compress` stores the SVG as xz
-            lines += [f"![{b[2]}]({rel.with_suffix('.png').as_posix()})", "", f"*{b[2]}* (also {rel.as_posix()}, "
-                      f"{rel.with_suffix('.pdf').as_posix()})", ""]
+            lines += [f"![{b[2]}]({rel.with_suffix('.png').as_posix()})", "", f"*{b[2]}* (also {rel.as_posix()})", ""]
     return "\n".join(lines)
 
 

@@ -35,7 +35,7 @@ from ..methods.floor import DEFAULT_N, build_floor
 from ..lanes import budget as B
 from .connections import VERDICTS, SerendipityLane
 from .dense_model import DenseModel
-from .labview import corpus_stats, latest_report, report_info, report_problem
+from .labview import corpus_stats, latest_report, report_info, report_page, report_problem
 from ..lanes.querylog import QueryLog, logged
 from .validate import (
     DEFAULT_DIAL,
@@ -468,7 +468,7 @@ class Service:
     def report_html(self) -> str | None:
         """The latest report's page, only when it matches its run's record (else None: the caller says why)."""
         p = latest_report(self.lab_dir)
-        return p.read_text(encoding="utf-8") if p is not None and report_problem(p) is None else None
+        return report_page(p) if p is not None and report_problem(p) is None else None
 
     def querylog(self, limit: Any = 50) -> dict:
         limit = check_int(limit, "limit", 1, 10_000, 50)

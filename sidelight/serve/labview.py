@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..lab.packed import forms, read_bytes
+
 # lower bounds of the degree histogram's bins (the last bin is open-ended)
 DEGREE_BINS = (0, 1, 2, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025)
 
@@ -35,11 +37,22 @@ def corpus_stats(corpus) -> dict:
 
 
 def latest_report(lab_dir: Path | None) -> Path | None:
-    """The newest report.html under a lab run dir (None without one)."""
+    """The newest report.html under a lab run dir, stored plain or as report.html.xz (None without one);
+    read it with `report_page`."""
     if lab_dir is None or not lab_dir.exists():
         return None
-    found = [p for p in lab_dir.rglob("report.html") if p.is_file()]
-    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+    found = {p.with_name("report.html") for pattern in ("report.html", "report.html.xz")
+             for p in lab_dir.rglob(pattern) if p.is_file()}
+    return max(found, key=_modified) if found else None
+
+
+def _modified(report: Path) -> float:
+    return max(p.stat().st_mtime for p in forms(report))
+
+
+def report_page(report: Path) -> str:
+    """The text of the report page `report` (a run's report.html), whichever form is stored."""
+    return read_bytes(report).decode("utf-8")
 
 
 def report_problem(report: Path) -> str | None:
@@ -65,5 +78,5 @@ def report_info(lab_dir: Path | None) -> dict:
         return {"available": False, "reason": problem, "path": str(p)}
     md = p.with_name("report.md")
     return {"available": True, "path": str(p),
-            "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(p.stat().st_mtime)),
+            "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_modified(p))),
             "markdown": md.read_text(encoding="utf-8")[:20_000] if md.exists() else None, "url": "/lab/report"}

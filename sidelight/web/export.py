@@ -41,6 +41,7 @@ from ..methods.relation import effective_weights
 from ..methods.relation_cues import CUES, QUESTION_WORDS, RESIDUAL_STOP, name_matcher
 from ..methods.relation_notes import PROFILES, profile
 from ..models.spec import resolve_model
+from ..lab.packed import read_bytes
 from ..serve.labview import latest_report
 from ..store.lock import lock_timeout
 from ..structures.dense import held_vectors
@@ -157,7 +158,7 @@ def _export(index_path: Path, site: Path, lab: Path | None, snippet: int, vector
                                         "payload_sha256": hashlib.sha256(payload).hexdigest()}
         if report_html is not None:
             (tmp / "lab").mkdir()
-            shutil.copyfile(report_html, tmp / "lab" / "report.html")
+            (tmp / "lab" / "report.html").write_bytes(read_bytes(report_html))
         manifest["lab_report"] = "lab/report.html" if report_html is not None else None
         manifest["data"] = list(payloads)
         (tmp / "index.html").write_text(_page(manifest), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""A run's result.json, selection.json and figures/*.svg stored as xz (`sidelight lab compress`), as its
+"""A run's result.json, selection.json, figures/*.svg and report.html stored as xz (`sidelight lab compress`), as its
 rankings are: the records stay as written (sha256 of the uncompressed bytes), the chain, the audit and the
 README-figure lookup read the compressed run exactly as the plain one, `lab report` re-renders it byte for
 byte, and a damaged or doubled form is refused in one line. The oracles: the plain run the lab wrote (its
@@ -59,12 +59,14 @@ def compressed(done, tmp_path):
 
 
 def test_which_files_have_a_compressed_form():
-    # stage JSON directly in dev/ or test/, figures' svg, rankings: yes; records, timings, png, the report: no
+    # stage JSON directly in dev/ or test/, figures' svg, rankings, the report's page: yes;
+    # records, timings, png, report.md (which shows the PNGs): no
     assert [compressible(r) for r in ("dev/result.json", "test/result.json", "dev/selection.json",
-                                      "figures/method-bars.svg", "test/rankings/bm25.jsonl")] == [True] * 5
+                                      "figures/method-bars.svg", "test/rankings/bm25.jsonl", "report.html")] == [True] * 6
     assert [compressible(r) for r in ("result.json", "dev/record.json", "test/timings.json", "freeze.json",
-                                      "figures/method-bars.png", "report.html", "report.md",
-                                      "dev/rankings/result.json")] == [False] * 8
+                                      "figures/method-bars.png", "report.md",
+                                      "dev/rankings/result.json")] == [False] * 7
+    assert recorded_name("report.html.xz") == "report.html"
     assert recorded_name("dev/result.json.xz") == "dev/result.json"
     assert recorded_name("figures/a.svg.xz") == "figures/a.svg"
     for other in ("dev/result.json.gz", "dev/result.json.cols", "figures/a.png.xz", "freeze.json.xz"):
@@ -76,16 +78,15 @@ def test_a_compressed_run_keeps_its_records_and_its_audit_and_reads_the_same(don
     svgs = sorted(n for n in before if n.endswith(".svg"))
     assert len(svgs) >= 2
     after = files(run)
-    for rel in (*JSONS, *svgs):  # each in exactly one form, xz, decoding to the bytes the lab wrote
+    for rel in (*JSONS, *svgs, "report.html"):  # each in exactly one form, xz, decoding to the bytes the lab wrote
         assert rel not in after and [p.name for p in forms(run / rel)] == [packed(run / rel).name]
         assert read_bytes(run / rel) == before[rel]
         if XZ:
             assert subprocess.run([XZ, "-dc", str(packed(run / rel))], capture_output=True, check=True).stdout == before[rel]
-    for rel in ("freeze.json", "dev/record.json", "test/record.json", REPORT_RECORD, "report.md", "report.html",
-                "test/timings.json"):
+    for rel in ("freeze.json", "dev/record.json", "test/record.json", REPORT_RECORD, "report.md", "test/timings.json"):
         if rel in before:
             assert after[rel] == before[rel], rel  # no record rewritten; the report as written
-    assert all(after[n] == before[n] for n in before if n.endswith((".png", ".pdf")))
+    assert all(after[n] == before[n] for n in before if n.endswith(".png"))
     verify_run(run)
     assert verify_report(run) is not None
     plain, packed_audit = audit(done), audit(run)
@@ -105,6 +106,7 @@ def test_a_compressed_run_re_renders_its_report_byte_for_byte(done, compressed):
     report = [n for n in before if n.startswith("figures/") or n in ("report.md", "report.html", REPORT_RECORD)]
     assert {n: after.get(n) for n in report} == {n: before[n] for n in report}  # plain again, the same bytes
     assert not list(run.glob("figures/*.xz"))  # the stale compressed figures went with the re-render
+    assert not packed(run / "report.html").exists()  # and the stale compressed page
     assert audit(run)["agree"]
     assert main(["lab", "report", str(run)]) == 0  # the CLI too
     assert all(packed(run / rel).is_file() for rel in JSONS)

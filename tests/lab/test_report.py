@@ -92,9 +92,14 @@ def test_lab_all_writes_report_and_figures(tmp_path):
     assert main(["lab", "all", str(proto), "-o", str(out)]) == 0
     md = (out / "report.md").read_text()
     page = (out / "report.html").read_text()
+    from PIL import Image
+
     for name in ("degree-distribution", "method-bars", "paired-effects"):
-        for fmt in ("svg", "png", "pdf"):
+        for fmt in ("svg", "png"):
             assert (out / "figures" / f"{name}.{fmt}").stat().st_size > 500
+        with Image.open(out / "figures" / f"{name}.png") as png:  # a palette image: at most 256 colours
+            assert png.mode == "P" and len(png.getcolors(256) or []) > 2
+    assert sorted(p.suffix for p in (out / "figures").iterdir()) == [".png"] * 3 + [".svg"] * 3  # no PDF
     assert "| Method | MRR@10 | Hit@1 | Hit@5 | Hit@10 |" in md
     assert "Every primary change" in md and "Query types" in md and "Lexical overlap" in md
     assert "No rewired control in this protocol." in md

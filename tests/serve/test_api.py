@@ -284,6 +284,7 @@ def test_lab_report(service, tmp_path):
     with TestClient(create_app(svc)) as c:  # a report no run recorded is not shown (issue 45 item 6)
         assert c.get("/api/report").json()["available"] is False
         err(c.get("/lab/report"), 404, "no_report")
+    from sidelight.lab.packed import compress_file, xz_bytes
     from sidelight.lab.record import seal_report
 
     (run / "test").mkdir()
@@ -293,6 +294,14 @@ def test_lab_report(service, tmp_path):
         r = c.get("/api/report").json()
         assert r["available"] and r["markdown"].startswith("# Lab report X")
         assert "Lab report X" in c.get("/lab/report").text
+    compress_file(run / "report.html")  # stored as report.html.xz (`lab compress`): served the same
+    assert not (run / "report.html").exists()
+    with TestClient(create_app(svc)) as c:
+        assert c.get("/api/report").json()["available"] and "Lab report X" in c.get("/lab/report").text
+    (run / "report.html.xz").write_bytes(xz_bytes(b"<html><body><h1>Lab report Y</h1></body></html>"))
+    with TestClient(create_app(svc)) as c:  # an edited compressed page is refused like a plain one
+        assert c.get("/api/report").json()["available"] is False
+        err(c.get("/lab/report"), 404, "no_report")
     with TestClient(create_app(Service(service.index, querylog=service.log))) as c:
         assert c.get("/api/report").json()["available"] is False
         err(c.get("/lab/report"), 404, "no_report")

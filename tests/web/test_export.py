@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import lzma
 import re
 import shutil
 import subprocess
@@ -140,6 +141,11 @@ def test_lab_report_goes_with_the_page(tmp_path, toy_index):
     export_web(toy_index, site, lab=tmp_path / "run")
     assert (site / "lab" / "report.html").read_text() == (run / "report.html").read_text()
     assert json.loads((site / "manifest.json").read_text())["lab_report"] == "lab/report.html"
+    page = (run / "report.html").read_bytes()
+    (run / "report.html.xz").write_bytes(lzma.compress(page))  # stored compressed (`lab compress`)
+    (run / "report.html").unlink()
+    export_web(toy_index, site, lab=tmp_path / "run", force=True)
+    assert (site / "lab" / "report.html").read_bytes() == page
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
