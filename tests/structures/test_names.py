@@ -48,3 +48,18 @@ def test_skipped_tokens_are_never_part_of_a_name():
 
 def test_a_name_inside_a_word_is_no_match():
     assert found("multicsx and libraryish") == []
+
+
+def test_a_longer_or_as_written_name_wins_over_an_earlier_overlapping_one():
+    m = NameMatcher([("list style", 0), ("Style Settings", 1), ("style settings plugin", 2), ("tag", 3)])
+    # "lists style" is a name only through the singular "list"; "Style Settings" is one as written
+    assert [(x.name, x.start) for x in m.find("which theme lists Style Settings support")] == [("style settings", 3)]
+    # longest first, wherever it starts; the result stays in text order
+    assert [x.name for x in m.find("tag lists style settings plugin")] == ["tag", "style settings plugin"]
+
+
+def test_a_trailing_parenthetical_is_optional():
+    m = NameMatcher([("Sliding Panes (Andy's Mode)", 0), ("Mercury (planet)", 1)])
+    assert [(x.name, x.positions) for x in m.find("which theme supports Sliding Panes?")] == [("sliding panes", (0,))]
+    assert [x.name for x in m.find("sliding panes andy s mode and mercury")] == ["sliding panes andy s mode", "mercury"]
+    assert m.find("the planet") == []  # the parenthetical alone names nothing
