@@ -8,7 +8,10 @@ that compress well apart, each LZMA2-compressed (preset 9e) on its own:
     kinds     one byte per piece (the file split at b"\\n"): 0 = a parsed line, 1 = kept verbatim
     heads     per parsed line, the line's JSON with `ids` and `scores` replaced by their lengths
               (label, qid, n_ranked, target_rank: the per-line constants and keys, as text)
-    vocab     the distinct ids in order of first appearance, one JSON array
+    vocab     the distinct ids in order of first appearance, one JSON array; or, for a ranking encoded
+              against a **base** (another ranking of the same folder, whose vocabulary holds most of its
+              ids), {"base": NAME, "vocab_sha256": HEX, "extra": [ids the base lacks]}: the vocabulary is
+              the base's, then `extra` (the ids of a folder's rankings overlap: one vocabulary kept once)
     ids       each line's ids as indices into vocab (uint32 little endian, byte planes apart)
     scores    each score's float64 bits, as the zigzag difference from the previous score of its
               line (ranked scores descend, so the high bytes vanish), in 8 byte planes
@@ -25,7 +28,10 @@ last line without one) is kept verbatim. The container is::
     b"SLCOLS1\\n" | sha256 of the decoded bytes (32) | per stream: varint length, raw LZMA2 bytes
 
 `encode` decodes its own output and refuses (ValueError) when it would not give back the input,
-and `decode` checks the sha256, so a damaged file is a `ColumnsError`, never wrong bytes. Both
+and `decode` checks the sha256, so a damaged file is a `ColumnsError`, never wrong bytes. A ranking
+with a base decodes only beside it: `decode` asks its caller for the base's vocabulary by name and
+by the sha256 of its vocab stream, so a base that is missing, based itself or holds another
+vocabulary is a `ColumnsError` too. Both
 directions are deterministic (one thread, fixed filters, fixed byte order; each stream's dictionary
 the next power of two of its length): the same ranking always gives the same bytes. On the committed
 runs' rankings it is about a fifth smaller than xz (a half on dense scores, float32 at heart), and
@@ -38,6 +44,8 @@ from __future__ import annotations
 import hashlib
 import json
 import lzma
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -55,6 +63,19 @@ PARSED, VERBATIM = 0, 1
 
 class ColumnsError(ValueError):
     """A columns file that does not decode (damaged, truncated, or not this form)."""
+
+
+@dataclass(frozen=True)
+class Base:
+    """The ranking another is encoded against: its file name (beside it), vocabulary and vocab stream's sha256."""
+
+    name: str
+    vocab: list[str]
+    sha256: str
+
+
+#: how `decode` finds a base's vocabulary: (file name, vocab stream sha256) -> the vocabulary
+BaseLookup = Callable[[str, str], list[str]]
 
 
 def _planes(a: np.ndarray) -> bytes:
@@ -184,9 +205,46 @@ def _unpack(blob: bytes) -> tuple[dict[str, bytes], bytes]:
     return out, sha
 
 
-def _encode(data: bytes, score_form: str | None) -> bytes:
+def vocabulary(blob: bytes) -> tuple[list[str], str] | None:
+    """(vocabulary, sha256 of the vocab stream) of the columns file `blob`, decompressing that stream
+    only; None when its vocabulary is another file's (it has a base, so it cannot be one)."""
+    name = "vocab"
+    data = _split(blob)[0][name]
+    dec = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=[{**_FILTERS[name], "dict_size": DICT_MAX}])
+    try:
+        raw = dec.decompress(data)
+        vocab = json.loads(raw)
+    except (lzma.LZMAError, ValueError) as e:
+        raise ColumnsError(f"its vocab stream does not decode ({e})") from None
+    if isinstance(vocab, dict):
+        return None
+    if not (isinstance(vocab, list) and all(type(x) is str for x in vocab)):
+        raise ColumnsError("its vocab stream is not a list of ids")
+    return vocab, hashlib.sha256(raw).hexdigest()
+
+
+def _vocab_stream(vocab: dict[str, int], base: Base | None) -> bytes:
+    ids = list(vocab)
+    body = ids if base is None else {"base": base.name, "vocab_sha256": base.sha256, "extra": ids[len(base.vocab):]}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _vocab_of(raw: bytes, lookup: BaseLookup | None) -> list[str]:
+    """The vocabulary a vocab stream stands for: its own list, or its base's followed by its extra ids."""
+    vocab = json.loads(raw)
+    if isinstance(vocab, list):
+        return vocab
+    if not (isinstance(vocab, dict) and isinstance(vocab.get("base"), str) and isinstance(vocab.get("extra"), list)
+            and isinstance(vocab.get("vocab_sha256"), str)):
+        raise ColumnsError("its vocab stream is neither a list nor a base with extra ids")
+    if lookup is None:
+        raise ColumnsError(f"it is encoded against {vocab['base']}, and no base was given to decode it with")
+    return [*lookup(vocab["base"], vocab["vocab_sha256"]), *vocab["extra"]]
+
+
+def _encode(data: bytes, score_form: str | None, base: Base | None = None) -> bytes:
     kinds, heads, verbatim = bytearray(), [], bytearray()
-    vocab: dict[str, int] = {}
+    vocab: dict[str, int] = {x: i for i, x in enumerate(base.vocab)} if base else {}
     ids: list[int] = []
     scores: list[float] = []
     lengths: list[int] = []
@@ -210,7 +268,7 @@ def _encode(data: bytes, score_form: str | None) -> bytes:
     with np.errstate(over="ignore"):
         deltas = _score_deltas(bits, lengths)
     parts = {"kinds": bytes(kinds), "heads": "\n".join(heads).encode("utf-8"),
-             "vocab": json.dumps(list(vocab), ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+             "vocab": _vocab_stream(vocab, base),
              "ids": _planes(np.array(ids, dtype="<u4")), "verbatim": bytes(verbatim)}
     compressed = {name: _compress(name, b) for name, b in parts.items()}
     forms = {"scores": _compress("scores", _planes(deltas.astype("<u8"))),
@@ -221,15 +279,21 @@ def _encode(data: bytes, score_form: str | None) -> bytes:
     return _pack(compressed, hashlib.sha256(data).digest())
 
 
-def encode(data: bytes, score_form: str | None = None) -> bytes:
+def encode(data: bytes, score_form: str | None = None, base: Base | None = None) -> bytes:
     """`data` (a rankings JSONL file's bytes) in the columns form; ValueError when that form would not
     decode to exactly `data` (the caller keeps another form then). The scores go to whichever of
-    `SCORE_FORMS` compresses smaller, unless `score_form` names one."""
+    `SCORE_FORMS` compresses smaller, unless `score_form` names one. With `base`, the vocabulary is the
+    base's followed by the ids it lacks (the file then decodes only beside the base)."""
     if score_form not in (None, *SCORE_FORMS):
         raise ValueError(f"no score form {score_form!r} (one of {', '.join(SCORE_FORMS)})")
-    blob = _encode(data, score_form)
+    blob = _encode(data, score_form, base)
+
+    def lookup(name: str, sha: str) -> list[str]:
+        assert base is not None and (name, sha) == (base.name, base.sha256)
+        return base.vocab
+
     try:
-        ok = decode(blob) == data
+        ok = decode(blob, lookup if base else None) == data
     except ColumnsError:
         ok = False
     if not ok:
@@ -237,12 +301,13 @@ def encode(data: bytes, score_form: str | None = None) -> bytes:
     return blob
 
 
-def decode(blob: bytes) -> bytes:
-    """The bytes a columns file stands for; ColumnsError when it is damaged or its checksum differs."""
+def decode(blob: bytes, base: BaseLookup | None = None) -> bytes:
+    """The bytes a columns file stands for; ColumnsError when it is damaged or its checksum differs.
+    `base` finds the vocabulary of the file's base, when it has one (by name and vocab sha256)."""
     parts, sha = _unpack(blob)
     try:
         heads = parts["heads"].decode("utf-8").split("\n") if parts["heads"] else []
-        vocab = json.loads(parts["vocab"])
+        vocab = _vocab_of(parts["vocab"], base)
         ids = _unplanes(parts["ids"], "<u4")
         if parts["scores"] and parts["score_bits"]:
             raise ColumnsError("scores in both forms")

@@ -14,8 +14,9 @@ cell is `row` (bold and code marks ignored), and requires cell `column` to equal
 README's sentence with `{}` where the figure stands; each figure is read from the run's `test/result.json` (after the audit
 checked the run's record), so an edited figure or an edited ranking fails.
 
-`compress_run` stores a run's rankings compressed in place (`packed`: the columns form, or xz where that
-is smaller), and its stages' result.json and selection.json and its report's figures/*.svg as xz; the
+`compress_run` stores a run's rankings compressed in place (`packed`: the columns form, each stage's
+rankings sharing the vocabulary of its widest one, or xz where that is smaller), and its stages'
+result.json and selection.json and its report's figures/*.svg and report.html as xz; the
 record keeps the sha256 of the uncompressed bytes, so the chain and the audit hold unchanged. Committed
 runs are stored so.
 """
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..store.lock import writer_lock
-from .packed import compress_file, compressible, read_json
+from .packed import base_of, compress_file, compressible, is_ranking, read_json, vocabulary_base
 from .record import verify_report, verify_run
 
 RESCORING = "rescoring.json"
@@ -55,7 +56,8 @@ def _size(run: Path) -> int:
 
 def compress_run(run: Path) -> dict:
     """Store every recorded ranking of the run folder `run` in its smallest form (`packed.smallest_form`:
-    columns, or xz; plain, gzip or xz before), and its result.json, selection.json, figures/*.svg and report.html as xz
+    columns, against the stage's widest ranking when smaller, or xz; plain, gzip, xz or columns with its
+    own vocabulary before), and its result.json, selection.json, figures/*.svg and report.html as xz
     (`packed.compressible`), in place, under the run's writer lock. The run is verified first (a run that does not match its record is refused, never
     converted) and again after; each file is replaced atomically (`packed.compress_file`), so a
     conversion stopped at any point leaves a run that verifies, and running it again finishes it.
@@ -74,9 +76,14 @@ def compress_run(run: Path) -> dict:
         report = verify_report(run) or {}
         n = 0
         for files in (*(chain.get(stage, {}).get("files", {}) for stage in ("dev", "test")), report.get("files", {})):
+            rankings = {rel: sha for rel, sha in files.items() if is_ranking(rel)}
+            first = vocabulary_base([run / rel for rel in rankings])
+            if first is not None:  # the base first, in columns with its own vocabulary; then the others against it
+                n += compress_file(first, rankings[first.relative_to(run).as_posix()])
+            base = base_of(first) if first is not None else None
             for rel, sha in files.items():
-                if compressible(rel):
-                    n += compress_file(run / rel, sha)
+                if compressible(rel) and run / rel != first:
+                    n += compress_file(run / rel, sha, base if rel in rankings else None)
         verify_run(run, through)
         verify_report(run)
     return {"files": n, "before": before, "after": _size(run)}

@@ -9,7 +9,9 @@ committed under `results/runs/`. Such a file may therefore be stored compressed:
 and no report, and a compressed run is verified byte for byte against what was written.
 `lab compress` writes a ranking's columns form (`columns`: ids, scores and the rest of each line in
 streams apart, each LZMA-compressed; about a fifth smaller than xz on rankings) when it decodes to
-exactly the bytes and is the smaller; otherwise xz (LZMA preset 9e, CRC64), the only form of the other
+exactly the bytes and is the smaller; a stage's rankings are encoded against the one with the most
+distinct ids (`vocabulary_base`), whose vocabulary they then share instead of each storing its own
+(`base_of`; a ranking so stored reads its base beside it, checked by hash); otherwise xz (LZMA preset 9e, CRC64), the only form of the other
 files. gzip (level 9, mtime 0, no file name), the form of the first rankings committed, and xz are
 still read, and `lab compress` converts them. Every form is deterministic, so the same file always
 compresses to the same bytes.
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from ..errors import SidelightError
-from .columns import ColumnsError
+from .columns import Base, ColumnsError, vocabulary
 from .columns import decode as decode_columns
 from .columns import encode as encode_columns
 
@@ -137,7 +139,7 @@ def _chunks(path: Path) -> Iterator[bytes]:
     path = Path(path)
     try:
         if path.name.endswith(COLS):
-            yield decode_columns(path.read_bytes())
+            yield decode_columns(path.read_bytes(), lambda name, sha: _base_vocab(path.parent / name, sha))
         elif path.name.endswith(GZ):
             with gzip.open(path, "rb") as f:
                 yield from iter(lambda: f.read(1 << 20), b"")
@@ -150,6 +152,45 @@ def _chunks(path: Path) -> Iterator[bytes]:
     except (OSError, EOFError, zlib.error, lzma.LZMAError, ColumnsError) as e:  # gzip.BadGzipFile is an OSError
         kind = next((KIND[s] for s in SUFFIXES if path.name.endswith(s)), "plain")
         raise PackedError(f"{path} is not a readable {kind} stream ({e}); the run was altered or damaged") from None
+
+
+def _base_vocab(base: Path, sha256: str) -> list[str]:
+    """The vocabulary of the columns file `base`, which a ranking beside it was encoded against."""
+    if not base.is_file():
+        raise ColumnsError(f"the ranking it was encoded against, {base.name}, is missing")
+    found = vocabulary(base.read_bytes())
+    if found is None:
+        raise ColumnsError(f"{base.name}, the ranking it was encoded against, has a base itself")
+    vocab, sha = found
+    if sha != sha256:
+        raise ColumnsError(f"{base.name}, the ranking it was encoded against, holds another vocabulary")
+    return vocab
+
+
+def vocabulary_base(rankings: list[Path]) -> Path | None:
+    """Of the logical ranking files `rankings` (one stage's), the one the others are encoded against: the
+    one with the most distinct ids, ties by name (None for no ranking with ids)."""
+    best: tuple[int, str, Path] | None = None
+    for path in sorted(rankings):
+        ids: set[str] = set()
+        for line in read_bytes(path).split(b"\n"):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("ids"), list):
+                ids.update(x for x in row["ids"] if isinstance(x, str))
+        if ids and (best is None or len(ids) > best[0]):
+            best = (len(ids), path.name, path)
+    return best[2] if best else None
+
+
+def base_of(path: Path) -> Base | None:
+    """`path` (a ranking stored in columns with its own vocabulary) as the base of the rankings beside
+    it; None when it is not in that form."""
+    cols = packed(logical(path), COLS)
+    found = vocabulary(cols.read_bytes()) if cols.is_file() else None
+    return Base(cols.name, *found) if found else None
 
 
 def sha256_stored(path: Path) -> str:
@@ -206,20 +247,27 @@ def ranking_files(folder: Path) -> list[Path]:
     return [folder / n for n in sorted(names)]
 
 
-def smallest_form(data: bytes, xz: bytes | None = None) -> tuple[str, bytes]:
-    """(suffix, stored bytes) of the smaller of the columns and the xz form of `data`: columns only when
-    it decodes to exactly `data` (`columns.encode` checks), xz otherwise. `xz`, when given, is `data`'s
-    xz form already stored (not made again)."""
+def smallest_form(data: bytes, xz: bytes | None = None, base: Base | None = None) -> tuple[str, bytes]:
+    """(suffix, stored bytes) of the smallest of the columns form (with its own vocabulary, or against
+    `base` when one is given) and the xz form of `data`: columns only when it decodes to exactly `data`
+    (`columns.encode` checks), xz otherwise. `xz`, when given, is `data`'s xz form already stored (not
+    made again)."""
     xz = xz_bytes(data) if xz is None else xz
-    try:
-        cols = encode_columns(data)
-    except ValueError:
-        return XZ, xz
-    return (COLS, cols) if len(cols) < len(xz) else (XZ, xz)
+    candidates = [(len(xz), 2, XZ, xz)]
+    for rank, b in ((1, None), (0, base)) if base else ((1, None),):
+        try:
+            cols = encode_columns(data) if b is None else encode_columns(data, base=b)
+        except ValueError:
+            continue
+        candidates.append((len(cols), rank, COLS, cols))
+    _, _, suffix, blob = min(candidates)  # ties: against the base, then own vocabulary, then xz
+    return suffix, blob
 
 
-def _decoded(blob: bytes, suffix: str) -> bytes:
-    return decode_columns(blob) if suffix == COLS else lzma.decompress(blob)
+def _decoded(blob: bytes, suffix: str, folder: Path) -> bytes:
+    if suffix == COLS:
+        return decode_columns(blob, lambda name, sha: _base_vocab(folder / name, sha))
+    return lzma.decompress(blob)
 
 
 def _write_checked(target: Path, blob: bytes, suffix: str, sha256: str) -> None:
@@ -231,7 +279,7 @@ def _write_checked(target: Path, blob: bytes, suffix: str, sha256: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     try:
-        ok = hashlib.sha256(_decoded(tmp.read_bytes(), suffix)).hexdigest() == sha256
+        ok = hashlib.sha256(_decoded(tmp.read_bytes(), suffix, target.parent)).hexdigest() == sha256
     except (ColumnsError, lzma.LZMAError):  # pragma: no cover - each encoder checks its round trip
         ok = False
     if not ok:  # pragma: no cover
@@ -241,13 +289,14 @@ def _write_checked(target: Path, blob: bytes, suffix: str, sha256: str) -> None:
     os.replace(tmp, target)
 
 
-def compress_file(path: Path, sha256: str | None = None) -> bool:
+def compress_file(path: Path, sha256: str | None = None, base: Base | None = None) -> bool:
     """Store the logical file `path` in its compressed form in place of the others: a ranking in its
-    smallest (`smallest_form`: columns, else xz), any other `compressible` file in xz. Atomic at every
-    step: the new form is written to a temporary name, checked to decode to the same bytes (and to
-    `sha256` when given), renamed into place, and only then are the other forms removed. A ranking's
-    columns form, or another file's xz form, already stored is final. Returns False when there was
-    nothing to convert (the only form is the one that stays)."""
+    smallest (`smallest_form`: columns, against `base` when given and smaller, else xz), any other
+    `compressible` file in xz. Atomic at every step: the new form is written to a temporary name,
+    checked to decode to the same bytes (and to `sha256` when given), renamed into place, and only
+    then are the other forms removed. A ranking's columns form, or another file's xz form, already
+    stored is final, but for a ranking with its own vocabulary, re-encoded against `base` when that
+    is smaller. Returns False when there was nothing to convert (the only form is the one that stays)."""
     path = Path(path)
     if not compressible(path):
         raise ValueError(f"{path}: not a file the lab stores compressed")
@@ -255,8 +304,13 @@ def compress_file(path: Path, sha256: str | None = None) -> bool:
     if not found:
         return False
     final = packed(path, COLS if is_ranking(path) else XZ)
+    if base is not None and base.name == final.name:
+        base = None  # a ranking is never its own base
+    rebased = False
     if final in found:
         keep = final
+        if base is not None and vocabulary(final.read_bytes()) is not None:
+            rebased = _rebase(final, base)
     else:
         data = b"".join(_chunks(found[0]))
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
@@ -265,12 +319,26 @@ def compress_file(path: Path, sha256: str | None = None) -> bool:
         if not is_ranking(path):
             suffix, blob = XZ, xz_bytes(data)
         else:
-            suffix, blob = smallest_form(data, stored_xz.read_bytes() if stored_xz in found else None)
+            suffix, blob = smallest_form(data, stored_xz.read_bytes() if stored_xz in found else None, base)
         keep = packed(path, suffix)
         if keep not in found:
             _write_checked(keep, blob, suffix, hashlib.sha256(data).hexdigest())
     others = [p for p in found if p != keep]
     for p in others:  # the form kept matches the record (the caller verified the run first)
         p.unlink()
-    return bool(others) or keep not in found
+    return bool(others) or keep not in found or rebased
 
+
+def _rebase(cols: Path, base: Base) -> bool:
+    """Re-encode the columns file `cols` (its own vocabulary) against `base` when that is smaller, in
+    place and checked as `compress_file` writes; whether it was."""
+    blob = cols.read_bytes()
+    data = decode_columns(blob)
+    try:
+        rebased = encode_columns(data, base=base)
+    except ValueError:
+        return False
+    if len(rebased) >= len(blob):
+        return False
+    _write_checked(cols, rebased, COLS, hashlib.sha256(data).hexdigest())
+    return True

@@ -306,3 +306,96 @@ def test_the_planes_are_exact_for_every_float64():
     values = [v for v in bits.view("<f8").tolist()]
     line = lab_line({"label": "x", "qid": "q", "ids": [str(i) for i in range(len(values))], "scores": values})
     assert decode(encode(line)) == line
+
+
+# ---- a ranking encoded against another of its folder (a vocabulary kept once) ----------------------------
+
+def _two_rankings(folder: Path) -> tuple[Path, Path]:
+    """Two rankings whose ids overlap: the second's mostly among the first's, plus a few of its own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    first, second = folder / "a.jsonl", folder / "b.jsonl"
+    first.write_bytes(rankings_like(60, n_docs=400, seed=1))
+    second.write_bytes(rankings_like(60, n_docs=420, seed=2))  # doc-400 .. doc-419: ids the first may lack
+    return first, second
+
+
+def test_a_vocabulary_against_a_base_is_laid_out_as_documented_and_decodes_only_beside_it():
+    """Hand-computed: base vocabulary [b, a]; the ranking holds a, c, b: extra [c], indices 1 2 0."""
+    from sidelight.lab.columns import Base, vocabulary
+
+    base_blob = encode(lab_line({"label": "L", "qid": "1", "ids": ["b", "a"], "scores": [2.0, 1.0]}))
+    vocab, sha = vocabulary(base_blob)
+    assert vocab == ["b", "a"] and sha == __import__("hashlib").sha256(b'["b","a"]').hexdigest()
+    data = lab_line({"label": "L", "qid": "2", "ids": ["a", "c", "b"], "scores": [3.0, 2.0, 1.0]})
+    blob = encode(data, base=Base("base.jsonl.cols", vocab, sha))
+    s = streams(blob)
+    assert json.loads(s["vocab"]) == {"base": "base.jsonl.cols", "vocab_sha256": sha, "extra": ["c"]}
+    assert s["ids"] == bytes([1, 2, 0]) + bytes(9)
+    assert vocabulary(blob) is None  # a ranking with a base is never one
+    looked = []
+    assert decode(blob, lambda name, h: looked.append((name, h)) or vocab) == data
+    assert looked == [("base.jsonl.cols", sha)]
+    with pytest.raises(ColumnsError, match="encoded against base.jsonl.cols, and no base was given"):
+        decode(blob)
+
+
+def test_compress_file_encodes_against_a_base_when_smaller_and_refuses_a_missing_or_changed_base(tmp_path):
+    from sidelight.lab.packed import base_of, vocabulary_base
+
+    first, second = _two_rankings(tmp_path / "rankings")
+    own = len(encode(second.read_bytes()))
+    assert vocabulary_base([second, first]) in (first, second)
+    assert compress_file(first) and base_of(first) is not None
+    assert compress_file(second, base=base_of(first))
+    stored = packed(second, COLS)
+    assert streams(stored.read_bytes())["vocab"].startswith(b'{"base":"a.jsonl.cols"')
+    assert stored.stat().st_size < own  # the vocabulary the base holds is not stored again
+    assert read_bytes(second) == rankings_like(60, n_docs=420, seed=2)
+    assert base_of(second) is None and not compress_file(second, base=base_of(first))  # final: nothing to do
+    # the base replaced by a ranking with another vocabulary, then removed: refused in one line, naming both
+    saved = packed(first, COLS).read_bytes()
+    packed(first, COLS).write_bytes(encode(rankings_like(5, depth=20, n_docs=50, seed=9)))
+    with pytest.raises(PackedError, match=r"b\.jsonl\.cols is not a readable columns stream .*a\.jsonl\.cols, "
+                                          r"the ranking it was encoded against, holds another vocabulary") as e:
+        read_bytes(second)
+    assert "\n" not in str(e.value)
+    packed(first, COLS).unlink()
+    with pytest.raises(PackedError, match=r"the ranking it was encoded against, a\.jsonl\.cols, is missing"):
+        read_bytes(second)
+    packed(first, COLS).write_bytes(saved)
+    assert read_bytes(second) == rankings_like(60, n_docs=420, seed=2)
+
+
+def test_an_own_vocabulary_is_re_encoded_against_the_base_in_place(tmp_path):
+    from sidelight.lab.packed import base_of
+
+    first, second = _two_rankings(tmp_path / "rankings")
+    assert compress_file(first) and compress_file(second)  # each with its own vocabulary, as committed runs were
+    before = packed(second, COLS).stat().st_size
+    assert compress_file(second, base=base_of(first))  # rebased: smaller, the same bytes
+    assert packed(second, COLS).stat().st_size < before and read_bytes(second) == rankings_like(60, n_docs=420, seed=2)
+    assert not compress_file(first, base=base_of(first))  # never its own base
+
+
+def test_compressing_a_run_encodes_each_stage_against_its_widest_ranking_and_keeps_its_audit(tmp_path):
+    from sidelight.lab.packed import base_of, ranking_files, vocabulary_base
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "implementation_hash", lambda: IMPL)
+        run = toy_run(tmp_path)
+        plain = audit(run)
+        widest = {}
+        for stage in ("dev", "test"):
+            logical_files = ranking_files(run / stage / "rankings")
+            ids = {p: {i for line in p.read_bytes().splitlines() for i in json.loads(line)["ids"]} for p in logical_files}
+            widest[stage] = max(sorted(ids), key=lambda p: len(ids[p]))  # the oracle: most distinct ids, first by name
+            assert vocabulary_base(logical_files) == widest[stage]
+        compress_run(run)
+        for stage in ("dev", "test"):
+            assert base_of(widest[stage]) is not None  # it keeps its own vocabulary
+            for p in sorted((run / stage / "rankings").glob("*.cols")):
+                vocab = json.loads(streams(p.read_bytes())["vocab"])
+                assert isinstance(vocab, list) or vocab["base"] == packed(widest[stage], COLS).name
+        verify_run(run)
+        assert audit(run) == plain
+        assert compress_run(run)["files"] == 0  # nothing left to convert
