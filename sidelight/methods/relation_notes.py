@@ -17,7 +17,8 @@ may ask what links TO a note. Three parameters of the lane serve this:
   named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others.
 
 Unset, they take the collection **profile**'s values (`PROFILES`): "notes" when records were read
-from files, chosen on notes-v1 dev (bench/relation_notes.py); "dictionary" otherwise (FOLDOC,
+from files, chosen on notes-v1 dev (bench/relation_notes.py; its damping on the relation dev questions
+of two collections, bench/relation_dev_grid.py); "dictionary" otherwise (FOLDOC,
 WordNet), where they are neutral and the lane is the one relation-v1/v2 chose.
 """
 
@@ -42,9 +43,11 @@ if TYPE_CHECKING:
 DIRECTIONS = ("out", "cue", "both")
 #: values of the unset `hub_damping`, `direction`, `name_weight` per collection profile (`profile`):
 #: "dictionary" leaves the lane as relation-v1/v2 chose it (FOLDOC, WordNet); "notes" was chosen on
-#: notes-v1 dev (bench/relation_notes.py)
+#: notes-v1 dev (bench/relation_notes.py), its damping then lowered from 0.5 to 0.15 on the relation dev
+#: questions of the vault and the Python docs together (bench/relation_dev_grid.py: 0.1-0.25 beat 0.5 and
+#: 0 on both collections; documentation pages are linked far more unevenly than notes)
 PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0},
-            "notes": {"hub_damping": 0.5, "direction": "cue", "name_weight": 2.0}}
+            "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0}}
 #: the relation verbs (`data/relation-verbs-v1.json`), matched by stem
 VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
 #: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):
