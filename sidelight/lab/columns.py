@@ -191,31 +191,30 @@ def _split(blob: bytes) -> tuple[dict[str, bytes], bytes]:
     return found, sha
 
 
+def _decompress(name: str, data: bytes) -> bytes:
+    dec = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=[{**_FILTERS[name], "dict_size": DICT_MAX}])
+    try:
+        out = dec.decompress(data)
+    except lzma.LZMAError as e:
+        raise ColumnsError(f"its {name} stream does not decompress ({e})") from None
+    if not dec.eof or dec.unused_data:
+        raise ColumnsError(f"its {name} stream is incomplete")
+    return out
+
+
 def _unpack(blob: bytes) -> tuple[dict[str, bytes], bytes]:
     packed, sha = _split(blob)
-    out = {}
-    for name, data in packed.items():
-        dec = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=[{**_FILTERS[name], "dict_size": DICT_MAX}])
-        try:
-            out[name] = dec.decompress(data)
-        except lzma.LZMAError as e:
-            raise ColumnsError(f"its {name} stream does not decompress ({e})") from None
-        if not dec.eof or dec.unused_data:
-            raise ColumnsError(f"its {name} stream is incomplete")
-    return out, sha
+    return {name: _decompress(name, data) for name, data in packed.items()}, sha
 
 
 def vocabulary(blob: bytes) -> tuple[list[str], str] | None:
     """(vocabulary, sha256 of the vocab stream) of the columns file `blob`, decompressing that stream
     only; None when its vocabulary is another file's (it has a base, so it cannot be one)."""
-    name = "vocab"
-    data = _split(blob)[0][name]
-    dec = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=[{**_FILTERS[name], "dict_size": DICT_MAX}])
+    raw = _decompress("vocab", _split(blob)[0]["vocab"])
     try:
-        raw = dec.decompress(data)
         vocab = json.loads(raw)
-    except (lzma.LZMAError, ValueError) as e:
-        raise ColumnsError(f"its vocab stream does not decode ({e})") from None
+    except ValueError as e:
+        raise ColumnsError(f"its vocab stream is not JSON ({e})") from None
     if isinstance(vocab, dict):
         return None
     if not (isinstance(vocab, list) and all(type(x) is str for x in vocab)):
@@ -289,7 +288,8 @@ def encode(data: bytes, score_form: str | None = None, base: Base | None = None)
     blob = _encode(data, score_form, base)
 
     def lookup(name: str, sha: str) -> list[str]:
-        assert base is not None and (name, sha) == (base.name, base.sha256)
+        if base is None or (name, sha) != (base.name, base.sha256):
+            raise ColumnsError(f"it names base {name}, not the one it was encoded against")
         return base.vocab
 
     try:
