@@ -1,29 +1,31 @@
 """A run folder's files stored compressed: `rankings/X.jsonl.cols` (or `.xz`, `.gz`) stands for
-`rankings/X.jsonl`; `result.json.xz`, `selection.json.xz`, `figures/X.svg.xz` and `report.html.xz` for their plain names.
+`rankings/X.jsonl`; `result.json.xz`, `selection.json.xz`, `figures/X.svg.xz` and `report.html.xz` for
+their plain names.
 
 Rankings are most of a run folder's bytes (one line per query and setting, a hundred ids each), the
 stages' `result.json` (per-query scores of every setting) most of the rest, and run folders are
 committed under `results/runs/`. Such a file may therefore be stored compressed: the record still names
 `stage/rankings/X.jsonl` (`dev/result.json`, `figures/X.svg`) and still holds the sha256 of the
 **uncompressed** bytes the lab wrote, so compressing a run changes no record, no link of the hash chain
-and no report, and a compressed run is verified byte for byte against what was written.
-`lab compress` writes a ranking's columns form (`columns`: ids, scores and the rest of each line in
-streams apart, each LZMA-compressed; about a fifth smaller than xz on rankings) when it decodes to
-exactly the bytes and is the smaller; a stage's rankings are encoded against the one with the most
-distinct ids (`vocabulary_base`), whose vocabulary they then share instead of each storing its own
-(`base_of`; a ranking so stored reads its base beside it, checked by hash); otherwise xz (LZMA preset 9e, CRC64), the only form of the other
-files. gzip (level 9, mtime 0, no file name), the form of the first rankings committed, and xz are
-still read, and `lab compress` converts them. Every form is deterministic, so the same file always
-compresses to the same bytes.
+and no report, and a compressed run is verified byte for byte against what was written. `lab compress`
+writes a ranking's columns form (`columns`: ids, scores and the rest of each line in streams apart, each
+LZMA-compressed; about a fifth smaller than xz on rankings) when it decodes to exactly the bytes and is
+the smaller; a stage's rankings are encoded against the one with the most distinct ids
+(`vocabulary_base`), whose vocabulary they then share instead of each storing its own (`base_of`; a
+ranking so stored reads its base beside it, checked by hash); otherwise xz (LZMA preset 9e, CRC64), the
+only form of the other files. gzip (level 9, mtime 0, no file name), the form of the first rankings
+committed, and xz are still read, and `lab compress` converts them. Every form is deterministic, so the
+same file always compresses to the same bytes.
 
 Which recorded paths have a compressed form (`compressible`): `*.jsonl` under a stage's `rankings/`
 (columns, xz, gzip); `result.json` and `selection.json` directly in `dev/` or `test/` (xz); `*.svg`
 under `figures/` (xz); `report.html` (xz: its inline SVG is most of a report's bytes). Every other file
-(records, freeze.json, timings, report.md, which shows the figures' PNGs) is plain only. When two forms exist (a conversion stopped between writing the new
-form and removing the older one) each must match the record, and readers refuse them unless they hold
-the same bytes. Anything that may read a committed run reads its files through `read_bytes` /
-`read_json` (`exists` for presence); what they refuse is a `PackedError`, a `SidelightError` (the CLI's
-one-line error). Like `record`, this module imports no lab code but `columns`.
+(records, freeze.json, timings, report.md, which shows the figures' PNGs) is plain only. When two forms
+exist (a conversion stopped between writing the new form and removing the older one) each must match the
+record, and readers refuse them unless they hold the same bytes. Anything that may read a committed run
+reads its files through `read_bytes` / `read_json` (`exists` for presence); what they refuse is a
+`PackedError`, a `SidelightError` (the CLI's one-line error). Like `record`, this module imports no lab
+code but `columns`.
 """
 
 from __future__ import annotations
