@@ -90,6 +90,9 @@ RELATION_PARAMS = (
           choices=DIRECTIONS),
     Param("name_weight", float, None, "query-aware: weight of the named part (a direct link with the note the "
           "question names, by how specific its name is); unset: the collection profile's value", low=0.0),
+    Param("agree_weight", float, None, "query-aware: weight of the agreement part (a record with direct links to or "
+          "from more than one note the question names: the names' specificity summed past the most specific); unset: "
+          "the collection profile's value", low=0.0),
     Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
           "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns), subject (the lexicon only "
           "where the asked-for note is the verb's subject: not 'what does NAME recommend') or list-v1 (the phrase "
@@ -252,6 +255,26 @@ def _typed_share(index: "SearchContext", share: np.ndarray, types: list[str]) ->
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
+def _agreement(index: "SearchContext", nodes: np.ndarray, named: list[int], fit: np.ndarray) -> np.ndarray:
+    """Per reached node: the `fit` of the named records it has a direct link with (either direction),
+    summed past the best one, / max: a note linked with two notes the question names ("which theme by
+    NAME lists NAME") over one linked with either."""
+    total, best = np.zeros(len(nodes)), np.zeros(len(nodes))
+    if len(named) < 2:
+        return total
+    order = np.argsort(nodes)
+    rev = reversed_of(index)
+    for s in named:
+        adj = np.union1d(index.graph.indices[index.graph.indptr[s]:index.graph.indptr[s + 1]],
+                         rev.indices[rev.indptr[s]:rev.indptr[s + 1]])
+        j = np.searchsorted(nodes, adj, sorter=order)
+        hit = order[np.minimum(j, len(nodes) - 1)]
+        hit = hit[nodes[hit] == adj]
+        total[hit] += max(float(fit[s]), 0.0)
+        best[hit] = np.maximum(best[hit], max(float(fit[s]), 0.0))
+    return _scaled(total - best)
+
+
 def _linked_fit(index: "SearchContext", nodes: np.ndarray, sources: list[int], fit: np.ndarray,
                 backward: Sequence[int] = ()) -> np.ndarray:
     """Per reached node: the best positive `fit` of a `sources` record with an edge straight to it
@@ -344,6 +367,11 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
                                     name_fit(index, [(a.position, a.name) for a in seeds if a.why == "name"]), back)
         score = score + p["name_weight"] * parts["name"]
         shown = (*PARTS, "name")
+    if p["agree_weight"]:
+        parts["agree"] = _agreement(index, act.nodes, named_pos,
+                                    name_fit(index, [(a.position, a.name) for a in seeds if a.why == "name"]))
+        score = score + p["agree_weight"] * parts["agree"]
+        shown = (*shown, "agree")
     if p["hub_damping"]:
         parts["hub"] = hub_damping(index, p["hub_damping"])[act.nodes]
         score = score * parts["hub"]

@@ -2,7 +2,7 @@
 named part, and the collection profiles that set them.
 
 A few notes of a vault ("Settings", a category list) are linked from most others, and a question
-may ask what links TO a note. Three parameters of the lane serve this:
+may ask what links TO a note. Four parameters of the lane serve this:
 
 * `hub_damping` g: the score of every reached record is multiplied by idf(v)^g, idf(v) =
   log((N+1)/(in-degree+1)) / log(N+1), so a note most notes link to gains little by being reached;
@@ -14,9 +14,11 @@ may ask what links TO a note. Three parameters of the lane serve this:
   asked-for note is the verb's subject, not "what does NAME recommend"); `both` always does so from
   every named note;
 * `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
-  named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others.
+  named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others;
+* `agree_weight`: the agreement part, for a record linked (either way) with more than one named note
+  ("which theme by NAME lists NAME"): the names' specificity summed past the most specific.
 
-Unset, they take the collection **profile**'s values (`PROFILES`): "notes" when records were read
+Unset, these take the collection **profile**'s values (`PROFILES`): "notes" when records were read
 from files, chosen on notes-v1 dev (bench/relation_notes.py; its damping on the relation dev questions
 of two collections, bench/relation_dev_grid.py); "dictionary" otherwise (FOLDOC,
 WordNet), where they are neutral and the lane is the one relation-v1/v2 chose.
@@ -45,9 +47,10 @@ DIRECTIONS = ("out", "cue", "both")
 #: "dictionary" leaves the lane as relation-v1/v2 chose it (FOLDOC, WordNet); "notes" was chosen on
 #: notes-v1 dev (bench/relation_notes.py), its damping then lowered from 0.5 to 0.15 on the relation dev
 #: questions of the vault and the Python docs together (bench/relation_dev_grid.py: 0.1-0.25 beat 0.5 and
-#: 0 on both collections; documentation pages are linked far more unevenly than notes)
-PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0},
-            "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0}}
+#: 0 on both collections; documentation pages are linked far more unevenly than notes), and the agreement
+#: part added there (0.5: vault dev +0.02, 4 questions up and 2 down; the docs' questions rarely name two pages)
+PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0},
+            "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0, "agree_weight": 0.5}}
 #: the relation verbs (`data/relation-verbs-v1.json`), matched by stem
 VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
 #: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):

@@ -92,7 +92,23 @@ def test_unset_parameters_take_the_profile_values():
             assert [(h.node, h.activation) for h in default.hits] == [(h.node, h.activation) for h in explicit.hits]
             assert default.params["profile"] == name
     # the dictionary profile is the lane as it was: no damping, no in-links, no named part
-    assert PROFILES["dictionary"] == {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0}
+    assert PROFILES["dictionary"] == {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0}
+
+
+def test_agreement_rewards_a_note_linked_with_two_named_notes(notes):
+    """Alpha Plugin's neighbours (either direction): Settings, Beta Guide, Gamma Theme, Delta Roundup;
+    Beta Guide's: Alpha Plugin, Settings. Only Settings is linked with both named notes, so its agreement
+    part is the less specific name's fit (summed past the best) / max = 1; every other reached note's is 0."""
+    q = "which note goes with both the Alpha Plugin and the Beta Guide"
+    r = relation_rank(notes, q, 10, {**ONLY_GRAPH, "hub_damping": 0.0, "direction": "out", "agree_weight": 1.0})
+    agree = {notes.ids[h.node]: part["agree"] for h, part in zip(r.hits, r.parts)}
+    assert {a.position for a in r.anchors if a.why == "name"} >= {1, 2}
+    assert agree.pop("n0") == 1.0 and set(agree.values()) <= {0.0}
+    off = relation_rank(notes, q, 10, {**ONLY_GRAPH, "hub_damping": 0.0, "direction": "out", "agree_weight": 0.0})
+    assert all("agree" not in part for part in off.parts)  # weight 0 (the dictionary profile's): not computed
+    one = relation_rank(notes, "which note goes with the Alpha Plugin", 10,
+                        {**ONLY_GRAPH, "hub_damping": 0.0, "direction": "out", "agree_weight": 1.0})
+    assert all(part["agree"] == 0.0 for part in one.parts)  # one named note: nothing to agree with
 
 
 def test_an_in_link_hit_credits_the_stored_edge_it_came_along(tmp_path):
