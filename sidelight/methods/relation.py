@@ -255,6 +255,14 @@ def _typed_share(index: "SearchContext", share: np.ndarray, types: list[str]) ->
                       lambda: (share, np.where(np.isin(index.graph.types, wanted), share, 0.0)))[1]
 
 
+def _reached(nodes: np.ndarray, order: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Indices into `nodes` (sorted by `order`) of the `targets` that are reached."""
+    j = np.searchsorted(nodes, targets, sorter=order)
+    hit = order[np.minimum(j, len(nodes) - 1)]
+    out: np.ndarray = hit[nodes[hit] == targets]
+    return out
+
+
 def _agreement(index: "SearchContext", nodes: np.ndarray, named: list[int], fit: np.ndarray) -> np.ndarray:
     """Per reached node: the `fit` of the named records it has a direct link with (either direction),
     summed past the best one, / max: a note linked with two notes the question names ("which theme by
@@ -265,11 +273,8 @@ def _agreement(index: "SearchContext", nodes: np.ndarray, named: list[int], fit:
     order = np.argsort(nodes)
     rev = reversed_of(index)
     for s in named:
-        adj = np.union1d(index.graph.indices[index.graph.indptr[s]:index.graph.indptr[s + 1]],
-                         rev.indices[rev.indptr[s]:rev.indptr[s + 1]])
-        j = np.searchsorted(nodes, adj, sorter=order)
-        hit = order[np.minimum(j, len(nodes) - 1)]
-        hit = hit[nodes[hit] == adj]
+        hit = _reached(nodes, order, np.union1d(index.graph.indices[index.graph.indptr[s]:index.graph.indptr[s + 1]],
+                                                rev.indices[rev.indptr[s]:rev.indptr[s + 1]]))
         total[hit] += max(float(fit[s]), 0.0)
         best[hit] = np.maximum(best[hit], max(float(fit[s]), 0.0))
     return _scaled(total - best)
@@ -284,10 +289,7 @@ def _linked_fit(index: "SearchContext", nodes: np.ndarray, sources: list[int], f
     sides = [(index.graph, sources)] + ([(reversed_of(index), backward)] if len(backward) else [])
     for g, starts in sides:
         for s in starts:
-            targets = g.indices[g.indptr[s]:g.indptr[s + 1]]
-            j = np.searchsorted(nodes, targets, sorter=order)
-            hit = order[np.minimum(j, len(nodes) - 1)]
-            hit = hit[nodes[hit] == targets]
+            hit = _reached(nodes, order, g.indices[g.indptr[s]:g.indptr[s + 1]])
             out[hit] = np.maximum(out[hit], max(float(fit[s]), 0.0))
     return _scaled(out)
 
@@ -362,14 +364,14 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     parts["seed"] = _linked_fit(index, act.nodes, [a.position for a in seeds if a.why != "name"], fit)
     shown: tuple[str, ...] = PARTS
     score = parts["graph"] + sum(p[f"{k}_weight"] * parts[k] for k in PARTS[1:])
+    specific = name_fit(index, [(a.position, a.name) for a in seeds if a.why == "name"]) \
+        if p["name_weight"] or p["agree_weight"] else np.zeros(0)  # the named notes' specificity, when a part reads it
     if p["name_weight"]:
-        parts["name"] = _linked_fit(index, act.nodes, named_pos,
-                                    name_fit(index, [(a.position, a.name) for a in seeds if a.why == "name"]), back)
+        parts["name"] = _linked_fit(index, act.nodes, named_pos, specific, back)
         score = score + p["name_weight"] * parts["name"]
         shown = (*PARTS, "name")
     if p["agree_weight"]:
-        parts["agree"] = _agreement(index, act.nodes, named_pos,
-                                    name_fit(index, [(a.position, a.name) for a in seeds if a.why == "name"]))
+        parts["agree"] = _agreement(index, act.nodes, named_pos, specific)
         score = score + p["agree_weight"] * parts["agree"]
         shown = (*shown, "agree")
     if p["hub_damping"]:
