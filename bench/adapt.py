@@ -13,10 +13,15 @@ the models of scifact-adapt, scifact-passages and foldoc-adapt were made before 
 * wordnet-all: 20,000 cloze pairs (gloss -> the synset's words; half keep the gloss), 12 minutes.
 
     .venv/bin/python bench/adapt.py --json bench/results/adapt.json [--corpora scifact foldoc] [--minutes M]
-        [--mini-batch N] [--force]
+        [--mini-batch N] [--steps N] [--model-name NAME] [--force]
+
+With --steps N, training makes exactly N steps whatever the machine's load (the budget is ignored):
+the way to remake a model whose step count is published (the SciFact models behind the lab's
+re-scorings: `--corpora scifact --minutes 20 --mini-batch 0 --steps 134` and `--corpora scifact
+--steps 123`).
 
 An existing model folder is kept (its manifest is reported, without a fresh peak-memory figure)
-unless --force. Run nothing else heavy at the same time: the budget is wall time.
+unless --force. Without --steps, run nothing else heavy at the same time: the budget is wall time.
 """
 
 from __future__ import annotations
@@ -68,18 +73,25 @@ def main() -> int:
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=list(CORPORA))
     ap.add_argument("--minutes", type=float, default=None, help="training budget (default: adapt's own)")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="exactly this many training steps, the budget ignored (a model the machine's load cannot change)")
+    ap.add_argument("--model-name", default=None, metavar="NAME",
+                    help="write the model to .cache/models/NAME (default: CORPUS-adapted; one corpus only)")
     ap.add_argument("--mini-batch", type=int, default=None, help="GradCache mini-batch (default: adapt's own; 0: off)")
     ap.add_argument("--force", action="store_true", help="adapt again even where a model folder exists")
     args = ap.parse_args()
+    if args.model_name is not None and len(args.corpora) != 1:
+        ap.error("--model-name names one model: give one corpus")
     exe = str(Path(sys.executable).with_name("sidelight"))
     rows, out = [], {}
     for name in args.corpora:
         index = cache_dir() / "indexes" / name
-        model = cache_dir() / "models" / f"{name}-adapted"
+        model = cache_dir() / "models" / (args.model_name or f"{name}-adapted")
         if not (index / "index.json").is_file():
             subprocess.run([exe, "index", name, "-o", str(index), "-q"], check=True)
         extra = list(CORPORA[name]) + (["--minutes", str(args.minutes)] if args.minutes is not None else [])
         extra += ["--mini-batch", str(args.mini_batch)] if args.mini_batch is not None else []
+        extra += ["--steps", str(args.steps)] if args.steps is not None else []
         if name == "scifact":
             q, r = fit_split_files(cache_dir() / "adapt-data" / "scifact-fit")
             extra += ["--train-queries", str(q), "--train-qrels", str(r)]

@@ -12,9 +12,11 @@ EXTRA_HINT = "pip install 'sidelight[adapt]'  (sentence-transformers, torch==2.1
 @dataclass(frozen=True)
 class AdaptConfig:
     """Training budget and hyper-parameters. Defaults fit a whole run (pairs, training, export) into
-    20 minutes and 6 GB on 2 CPU cores (`bench/adapt.py`)."""
+    20 minutes and 6 GB on 2 CPU cores (`bench/adapt.py`). With `steps`, training makes exactly that
+    many steps and `minutes` is ignored: the model then depends on the settings, not on the machine's load."""
 
     minutes: float = 18.0        # wall-time budget for training steps; pairs before and the export after add about 20 s
+    steps: int | None = None     # exactly this many optimizer steps, the budget ignored (a run that load cannot change)
     batch_size: int = 32         # anchors per step; every other positive in the batch is a negative
     max_length: int = 128        # wordpieces per training text (the exported model keeps 256)
     learning_rate: float = 5e-5
@@ -30,7 +32,7 @@ class AdaptConfig:
     teacher: str | None = None   # "gcide": definitions from that dictionary -> WordNet senses (adapt.teacher)
 
     def __post_init__(self) -> None:
-        checks = {"minutes": self.minutes >= 0, "batch_size": self.batch_size >= 2, "max_length": self.max_length >= 8,
+        checks = {"minutes": self.minutes >= 0, "steps": self.steps is None or self.steps >= 1, "batch_size": self.batch_size >= 2, "max_length": self.max_length >= 8,
                   "learning_rate": self.learning_rate > 0, "keep_anchor": 0 <= self.keep_anchor <= 1, "warmup_fraction": 0 <= self.warmup_fraction < 1,
                   "scale": self.scale > 0, "max_pairs": self.max_pairs >= 1, "threads": self.threads >= 1, "mini_batch": self.mini_batch >= 0,
                   "supervised_repeats": self.supervised_repeats >= 1, "teacher": self.teacher in (None, "gcide")}

