@@ -3,8 +3,8 @@
     python bench/relation_dev_grid.py [--vary name=v1,v2,... ...] [--set name=v ...] [--json OUT]
 
 Questions: the relation questions (relation-out, relation-in) of the dev splits of notes-v1 (whose
-vault questions chose the notes profile), relation-notes-v1, -v2 and -v3 (the Obsidian hub vault) and
-relation-docs-v1 (the Python 3.11 docs); their test splits are the lab's, scored once. Indexes: the
+vault questions chose the notes profile), relation-notes-v1 to -v4 (the Obsidian hub vault) and
+relation-docs-v1 and -v2 (the Python 3.11 docs); their test splits are the lab's, scored once. Indexes: the
 section-window indexes bench/collection.py builds (cached). For the lane at its defaults (plus
 `--set`), then with one parameter at a time changed to each value of its `--vary` list, the mean
 reciprocal rank in the top 10 per collection (the note a question names dropped, as the lab does)
@@ -25,8 +25,8 @@ sys.path.insert(0, str(HERE.parent))
 from _common import print_table, write_json  # noqa: E402
 
 BENCH = HERE.parent / "benchmarks"
-SETS = {"obsidian-hub": ("notes-v1", "relation-notes-v1", "relation-notes-v2", "relation-notes-v3"),
-        "python-docs": ("notes-v1", "relation-docs-v1")}
+SETS = {"obsidian-hub": ("notes-v1", "relation-notes-v1", "relation-notes-v2", "relation-notes-v3", "relation-notes-v4"),
+        "python-docs": ("notes-v1", "relation-docs-v1", "relation-docs-v2")}
 VARY = ("text_weight=0.5,2,4", "dense_weight=1,4", "context_weight=0.5,2,4", "name_weight=1,4",
         "hub_damping=0,0.25,1", "hop_weight=0.5,2", "anchor_weight=1", "seed_weight=1", "hops=1")
 

@@ -35,8 +35,9 @@ Ranking (`rank`):
   answer: query-aware mode does not return them (entry seeds stay eligible).
 
 Notes (issue 43). On a vault of notes, hub damping, in-links asked by wording and the named part
-(`hub_damping`, `direction`, `name_weight`) take the collection profile's values when unset; see
-`methods.relation_notes`. Names and relation wording are read by `methods.relation_cues`.
+(`hub_damping`, `direction`, `name_weight`, `agree_weight`, `kind_weight`) take the collection profile's
+values when unset; see `methods.relation_notes` and, for the kind part, `methods.relation_kind`. Names
+and relation wording are read by `methods.relation_cues`.
 
 The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).
 """
@@ -57,6 +58,7 @@ from ..capabilities import Capability
 from .params import Param
 from .registry import check_params, register
 from .relation_cues import QUESTION_WORDS, RESIDUAL_STOP, attach_cue, find_cues, name_matcher
+from .relation_kind import kind_fit
 from .relation_notes import (DIRECTIONS, INWARDS, PROFILES, hub_damping, inward_anchor, inward_rules, name_fit,
                              profile, reversed_of)
 
@@ -93,6 +95,9 @@ RELATION_PARAMS = (
     Param("agree_weight", float, None, "query-aware: weight of the agreement part (a record with direct links to or "
           "from more than one note the question names: the names' specificity summed past the most specific); unset: "
           "the collection profile's value", low=0.0),
+    Param("kind_weight", float, None, "query-aware: weight of the kind part (a record under a folder whose name is "
+          "the kind the question asks for: 'which theme', 'who'; see methods.relation_kind); unset: the collection "
+          "profile's value", low=0.0),
     Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
           "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns), subject (the lexicon only "
           "where the asked-for note is the verb's subject: not 'what does NAME recommend') or list-v1 (the phrase "
@@ -374,6 +379,10 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
         parts["agree"] = _agreement(index, act.nodes, named_pos, specific)
         score = score + p["agree_weight"] * parts["agree"]
         shown = (*shown, "agree")
+    if p["kind_weight"]:
+        parts["kind"] = kind_fit(index, query, act.nodes)
+        score = score + p["kind_weight"] * parts["kind"]
+        shown = (*shown, "kind")
     if p["hub_damping"]:
         parts["hub"] = hub_damping(index, p["hub_damping"])[act.nodes]
         score = score * parts["hub"]

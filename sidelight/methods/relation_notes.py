@@ -1,8 +1,8 @@
 """The relation lane on a vault of notes (issue 43): hub damping, in-links asked by wording, the
-named part, and the collection profiles that set them.
+named part, the agreement and kind parts' weights, and the collection profiles that set them.
 
 A few notes of a vault ("Settings", a category list) are linked from most others, and a question
-may ask what links TO a note. Four parameters of the lane serve this:
+may ask what links TO a note. Five parameters of the lane serve this:
 
 * `hub_damping` g: the score of every reached record is multiplied by idf(v)^g, idf(v) =
   log((N+1)/(in-degree+1)) / log(N+1), so a note most notes link to gains little by being reached;
@@ -17,6 +17,8 @@ may ask what links TO a note. Four parameters of the lane serve this:
   named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others;
 * `agree_weight`: the agreement part, for a record linked (either way) with more than one named note
   ("which theme by NAME lists NAME"): the names' specificity summed past the most specific.
+* `kind_weight`: the kind part (`methods.relation_kind`), for a record under a folder named for the kind
+  the question asks ("which theme", "who").
 
 Unset, these take the collection **profile**'s values (`PROFILES`): "notes" when records were read
 from files, chosen on notes-v1 dev (bench/relation_notes.py; its damping on the relation dev questions
@@ -48,9 +50,13 @@ DIRECTIONS = ("out", "cue", "both")
 #: notes-v1 dev (bench/relation_notes.py), its damping then lowered from 0.5 to 0.15 on the relation dev
 #: questions of the vault and the Python docs together (bench/relation_dev_grid.py: 0.1-0.25 beat 0.5 and
 #: 0 on both collections; documentation pages are linked far more unevenly than notes), and the agreement
-#: part added there (0.5: vault dev +0.02, 4 questions up and 2 down; the docs' questions rarely name two pages)
-PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0},
-            "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0, "agree_weight": 0.5}}
+#: part added there (0.5: vault dev +0.02, 4 questions up and 2 down; the docs' questions rarely name two pages),
+#: then the kind part (`methods.relation_kind`; 2, the best dev mean of 0.5, 1, 2, 4 with relation-notes-v4 and
+#: relation-docs-v2 dev added: vault 0.5644 -> 0.6089, 23 questions up and 5 down; docs 0.7399 -> 0.7651, 5 up, 1 down)
+PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0,
+                           "kind_weight": 0.0},
+            "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0, "agree_weight": 0.5,
+                      "kind_weight": 2.0}}
 #: the relation verbs (`data/relation-verbs-v1.json`), matched by stem
 VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
 #: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):
@@ -108,7 +114,8 @@ def inward_rules(inward: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> Any:
+def stemmer() -> Any:
+    """PyStemmer's English (Snowball) stemmer, made once."""
     import Stemmer  # PyStemmer
 
     return Stemmer.Stemmer("english")
@@ -116,11 +123,12 @@ def _stemmer() -> Any:
 
 @lru_cache(maxsize=None)
 def _stems(key: str) -> frozenset[str]:
-    return frozenset(_stemmer().stemWords(VERBS[key]))
+    return frozenset(stemmer().stemWords(VERBS[key]))
 
 
-def _is(token: str, key: str) -> bool:
-    return str(_stemmer().stemWord(token)) in _stems(key)
+def stem_in(token: str, key: str) -> bool:
+    """Whether `token`'s stem is one of the relation verbs' list `key` ("verbs", "agent")."""
+    return str(stemmer().stemWord(token)) in _stems(key)
 
 
 def _subject_asks(tokens: list[str], matches: list[NameMatch], i: int, name_start: int | None) -> bool:
@@ -170,11 +178,11 @@ def inward_anchor(tokens: list[str], matches: list[NameMatch],
                     return min(after, key=lambda m: m.start)
         if any(m.start <= i < m.end for m in matches):
             continue  # a word of a name ("List Callouts") is no verb
-        if "agent" in rules and asked and _is(tok, "agent") and tokens[i + 1:i + 2] == ["by"]:
+        if "agent" in rules and asked and stem_in(tok, "agent") and tokens[i + 1:i + 2] == ["by"]:
             after = [m for m in matches if 0 <= m.start - (i + 2) <= _GAP]
             if after:
                 return min(after, key=lambda m: m.start)
-        if not _is(tok, "verbs"):
+        if not stem_in(tok, "verbs"):
             continue
         if "passive" in rules and i >= 1 and tokens[i - 1] in VERBS["auxiliaries"] \
                 and tokens[i + 1:i + 2] and tokens[i + 1] in VERBS["prepositions"] \

@@ -1,0 +1,71 @@
+"""The relation lane's kind part: the kind a question asks for, against the folders a record sits in.
+
+    Plugins/Alpha.md -> Themes/Gamma.md, People/ana.md, Roundups/2021-05-08.md   (Alpha's neighbours:
+    Themes/Gamma.md -> Plugins/Alpha.md                                          a theme, a person and
+    Roundups/2021-05-08.md -> Plugins/Alpha.md, Plugins/Beta.md                  a roundup)
+    Plugins/Beta.md, Themes/Delta.md
+
+Oracle: idf of each folder stem worked out by hand (N = 6 records): plugin 3 records, theme 2,
+people 1, roundup 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sidelight.corpus import Corpus, Edge, Record
+from sidelight.index import Index
+from sidelight.methods.relation import relation_rank
+from sidelight.methods.relation_kind import asked_stems, folder_kinds, kind_fit
+
+PATHS = ["Plugins/Alpha.md", "Themes/Gamma.md", "People/ana.md", "Roundups/2021-05-08.md", "Plugins/Beta.md",
+         "Themes/Delta.md"]
+LINKS = [(0, 1), (0, 2), (0, 3), (1, 0), (3, 0), (3, 4)]
+ONLY_KIND = {"n_seeds": 1, "hop_weight": 0.0, "type_weight": 0.0, "context_weight": 0.0, "text_weight": 0.0,
+             "dense_weight": 0.0, "name_weight": 0.0, "agree_weight": 0.0, "hub_damping": 0.0, "direction": "out",
+             "hops": 1}
+
+
+@pytest.fixture(scope="module")
+def folders():
+    recs = [Record(f"r{i}", p.rsplit("/", 1)[1][:-3], "some words", {"path": p}) for i, p in enumerate(PATHS)]
+    edges = [Edge(f"r{s}", f"r{t}", "link") for s, t in LINKS]
+    return Index.build(Corpus("vault", recs, edges), progress=False)
+
+
+@pytest.mark.parametrize("question, stems", [
+    ("Excalidraw is listed as a supported plugin by which theme?", {"theme"}),
+    ("which weekly roundup links the Alpha note", {"week", "roundup"}),  # stops at the relation verb
+    ("which board plugin was the update for", {"board", "plugin"}),  # stops at the stop word "was"
+    ("who is credited as the speaker of the talk?", {"peopl", "person", "author"}),
+    ("what is the name of it", set()),  # "is" ends the kind before it starts
+    ("tell me about tables", set()),
+])
+def test_the_asked_for_kind_is_read_after_which_or_what(question, stems):
+    assert asked_stems(question) == stems
+
+
+def test_a_folder_stem_weighs_its_idf_over_the_records(folders):
+    kinds = folder_kinds(folders)
+    assert set(kinds) == {"plugin", "theme", "peopl", "roundup"}
+    assert kinds["plugin"][1] == pytest.approx(math.log(6 / 2)) and kinds["theme"][1] == pytest.approx(math.log(3))
+    assert kinds["roundup"][1] == pytest.approx(math.log(6)) and list(kinds["plugin"][0]) == [0, 4]
+
+
+def test_the_kind_part_is_one_for_the_asked_kind_and_zero_when_no_node_differs(folders):
+    nodes = [1, 2, 3]
+    assert list(kind_fit(folders, "which theme supports Alpha", nodes)) == [1.0, 0.0, 0.0]
+    assert list(kind_fit(folders, "who made Alpha", nodes)) == [0.0, 1.0, 0.0]
+    assert list(kind_fit(folders, "which theme supports Alpha", [1, 5])) == [0.0, 0.0]  # both themes
+    assert list(kind_fit(folders, "what links to Alpha", nodes)) == [0.0, 0.0, 0.0]  # no kind asked
+
+
+def test_the_kind_part_puts_the_asked_kind_first(folders):
+    # from Alpha, one hop: Gamma (r1), ana (r2), 2021-05-08 (r3), each activation 1/3: ties by id without it
+    q = "Alpha links to which roundup"
+    flat = relation_rank(folders, q, 10, {**ONLY_KIND, "kind_weight": 0.0})
+    assert [folders.ids[h.node] for h in flat.hits] == ["r1", "r2", "r3"]
+    kind = relation_rank(folders, q, 10, {**ONLY_KIND, "kind_weight": 1.0})
+    assert [folders.ids[h.node] for h in kind.hits] == ["r3", "r1", "r2"] and kind.parts[0]["kind"] == 1.0
