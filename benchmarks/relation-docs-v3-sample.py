@@ -7,11 +7,12 @@ HTML documentation, after relation-docs-v2's questions were written and scored.
 **v2's page exclusion is relaxed here.** v2's rule carried one step further (relation-docs-v2-sample.py's
 exclusions plus every page of any relation-docs-v2 arc at either end, no v1 or v2 arc drawn again)
 leaves **0** candidate arcs: each of v2's 117 candidates touches a page of a v2 arc
-(`strict_candidates`, counted on every run). So, as relation-notes-v4 did for the vault, pages of earlier sets MAY be ends
-of a v3 arc (pages of relation-docs-v1 and -v2 arcs, of notes-v1's dev python-docs questions): the
-lane's hub damping 0.15 was chosen on relation dev questions, relation-docs-v1's among them, so v3 is
-held out in its arcs, not in its pages. What stays excluded is every arc an earlier question could
-have taught something about:
+(`strict_candidates`, counted on every run). So, as relation-notes-v4 did for the vault, pages of
+earlier sets MAY be ends of a v3 arc (pages of relation-docs-v1 and -v2 arcs, of notes-v1's dev
+python-docs questions): the lane's hub damping 0.15 was chosen on relation dev questions,
+relation-docs-v1's among them, so v3 is held out in its arcs, not in its pages (all 60 questions
+touch a page of an earlier set; 59 a page of a v1 or v2 arc). What stays excluded is every arc an
+earlier question could have taught something about:
   (a) every arc drawn by relation-docs-v1 (70) or -v2 (57), reserve included;
   (b) the reverse of any such arc (B -> A when A -> B was drawn);
   (c) any arc whose two ends were both ends of one earlier question, in either order (its anchor and
@@ -21,7 +22,7 @@ have taught something about:
 Everything else is relation-docs-v1-sample.py's candidate rules unchanged, imported through v2's
 module (the corpus as the lab reads it, PY_SKIP pages, hubs, MIN_WORDS, MIN_WORDS_SENTENCE, one arc
 per (A, B)): 646 arcs under those rules with no page excluded, of which 127 were drawn before and
-10 are reverses of those, so 509 candidates after (a)-(c).
+10 are reverses of those, so 509 candidates after (a)-(c); the pick rules keep 70 (60 + 10 reserve).
 Candidates sorted (A, line, B), shuffled by random.Random(SEED); picked so that a page is the target
 of at most one arc, the source of at most MAX_PER_SOURCE, never both: N_ARCS arcs, then N_RESERVE
 reserve arcs used in order only for an arc skipped (with a reason) in relation-docs-v3-skips.json.
