@@ -54,7 +54,7 @@ def relation_params(index: "Index", ranking: RelationRanking, limit: int) -> dic
         out.update({"cue": ranking.cue, "residual": ranking.residual,
                     **{k: p[k] for k in ("max_anchors", "hop_weight", "type_weight", "context_weight",
                                          "text_weight", "dense_weight", "profile", "hub_damping", "direction",
-                                         "name_weight", "agree_weight", "kind_weight", "inward")},
+                                         "name_weight", "agree_weight", "kind_weight", "names", "inward")},
                     **({"backward_from": p["backward_from"]} if "backward_from" in p else {})})
     return out
 

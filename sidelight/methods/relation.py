@@ -59,8 +59,8 @@ from .params import Param
 from .registry import check_params, register
 from .relation_cues import QUESTION_WORDS, RESIDUAL_STOP, attach_cue, find_cues, name_matcher
 from .relation_kind import kind_fit
-from .relation_notes import (DIRECTIONS, INWARDS, PROFILES, hub_damping, inward_anchor, inward_rules, name_fit,
-                             profile, reversed_of)
+from .relation_notes import (DIRECTIONS, INWARDS, PROFILES, asking_verbs, hub_damping, inward_anchor, inward_rules,
+                             name_fit, profile, reversed_of)
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from .context import SearchContext
 
 RANKS = ("query-aware", "activation")
+NAMES = ("v1", "v2")
 RELATION_PARAMS = (
     Param("rank", str, "query-aware", "query-aware (graph + cue + text parts) or activation (NGR's raw rule)",
           choices=RANKS),
@@ -98,6 +99,10 @@ RELATION_PARAMS = (
     Param("kind_weight", float, None, "query-aware: weight of the kind part (a record under a folder whose name is "
           "the kind the question asks for: 'which theme', 'who'; see methods.relation_kind); unset: the collection "
           "profile's value", low=0.0),
+    Param("names", str, None, "query-aware: how the question's names are read: v1 (titles, aliases, a dated "
+          "title's date) or v2 (also a title without its collection's common first or last word, 'obsidian-icon-folder' "
+          "-> 'icon folder'; and the relation verb a question asks with is never a name); unset: the collection "
+          "profile's value", choices=NAMES),
     Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
           "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns), subject (the lexicon only "
           "where the asked-for note is the verb's subject: not 'what does NAME recommend') or list-v1 (the phrase "
@@ -172,15 +177,17 @@ def effective_weights(index: "SearchContext") -> tuple[np.ndarray | None, np.nda
 
 
 # ---- anchors and cues ------------------------------------------------------------------------------
-def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray, inward: str = "lexicon"
-             ) -> tuple[list[Anchor], dict[str, Any] | None, list[str], str, set[int]]:
+def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.ndarray, inward: str = "lexicon",
+             names: str = "v1") -> tuple[list[Anchor], dict[str, Any] | None, list[str], str, set[int]]:
     """(name anchors, the cue with its types and anchor, the types, the residual question, the
     positions of the name a question asks in-links of)."""
     tokens = name_tokens(query)
     cues = find_cues(tokens)
     cue_tokens = set().union(*(span for _, span in cues))
     asking = {i for i, t in enumerate(tokens) if t in QUESTION_WORDS}  # "does" is no doe
-    matches = name_matcher(index).find(query, skip=cue_tokens | asking)
+    if names == "v2":  # the verb a question asks with is no name ("which roundup links ...")
+        asking |= asking_verbs(tokens)
+    matches = name_matcher(index, affixes=names == "v2").find(query, skip=cue_tokens | asking)
     cue: dict[str, Any] | None = None
     cued: NameMatch | None = None
     types: list[str] = []
@@ -330,7 +337,7 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
     if p["rank"] == "query-aware":
         prior = dense_scores if dense_scores is not None else bm25
         named, cue, types, residual, inward = _anchors(index, query, p["max_anchors"], np.asarray(prior),
-                                                       p["inward"])
+                                                       p["inward"], p["names"])
         have = {a.position for a in named}
         seeds = named + [a for a in seeds if a.position not in have]
     positions = [a.position for a in seeds]

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ..structures.names import NameMatch, NameMatcher
+from ..structures.names import NameMatch, NameMatcher, name_tokens
 from ..text import stopwords
 
 if TYPE_CHECKING:
     from .context import SearchContext
 
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2})\s+\S")
+#: a title's first or last word is a collection's affix when at least this share of its titles of two or more
+#: words (and at least `AFFIX_MIN` of them) start or end with it (`without_affixes`)
+AFFIX_SHARE, AFFIX_MIN = 0.02, 10
 
 
 def _cues() -> dict[str, Any]:
@@ -34,17 +38,40 @@ RESIDUAL_STOP = stopwords("lucene-en-v1") | QUESTION_WORDS
 _CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in CUES["cues"]), key=lambda pc: -len(pc[0]))
 
 
-def name_matcher(index: "SearchContext") -> NameMatcher:
+def name_matcher(index: "SearchContext", affixes: bool = False) -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
     stop words and question words only ("it", "what") are left out. A title that starts with an
     ISO date and goes on ("2021-05-08 Templater, Syncthing & ...", a dated note) is also named by
-    its date alone, as a reader names it ("the 2021-05-08 roundup")."""
+    its date alone, as a reader names it ("the 2021-05-08 roundup"). With `affixes`, a title with a
+    collection's common first or last word is also named without it (`without_affixes`)."""
     def build() -> NameMatcher:
-        names = [(n, i) for i, r in enumerate(index.corpus.records) for n in (r.title, *r.aliases)]
-        names += [(m.group(1), i) for i, r in enumerate(index.corpus.records) if (m := _DATED.match(r.title))]
+        records = index.corpus.records
+        names = [(n, i) for i, r in enumerate(records) for n in (r.title, *r.aliases)]
+        names += [(m.group(1), i) for i, r in enumerate(records) if (m := _DATED.match(r.title))]
+        names += [(n, i) for i, n in without_affixes([r.title for r in records])] if affixes else []
         return NameMatcher(names, RESIDUAL_STOP)
 
-    return index.memo("relation-names", None, build)
+    return index.memo("relation-names", affixes, build)
+
+
+def without_affixes(titles: list[str]) -> list[tuple[int, str]]:
+    """(position, shorter name) for titles that start or end with one of the collection's common
+    affixes: a first (or last) word of at least `AFFIX_SHARE` of the titles of two or more words, and of
+    `AFFIX_MIN` of them. A vault names its plugin notes by their ids ("obsidian-icon-folder",
+    "obsidian-excalidraw-plugin": 15% of its titles of two words or more start with "obsidian", 3% end
+    with "plugin"); a reader names them without ("the Icon Folder plugin", "Excalidraw"). The name without
+    the first affix, without the last, and without both, when a word is left."""
+    tokens = [name_tokens(t) for t in titles]
+    multi = [t for t in tokens if len(t) >= 2]
+    floor = max(AFFIX_MIN, AFFIX_SHARE * len(multi))
+    firsts = {w for w, n in Counter(t[0] for t in multi).items() if n >= floor}
+    lasts = {w for w, n in Counter(t[-1] for t in multi).items() if n >= floor}
+    out = []
+    for i, t in enumerate(tokens):
+        head, tail = int(len(t) >= 2 and t[0] in firsts), int(len(t) >= 2 and t[-1] in lasts)
+        forms = {(head, 0), (0, tail), (head, tail)} - {(0, 0)}
+        out += [(i, " ".join(t[a:len(t) - b])) for a, b in sorted(forms) if len(t) - a - b >= 1]
+    return out
 
 
 def find_cues(tokens: list[str]) -> list[tuple[dict[str, Any], set[int]]]:

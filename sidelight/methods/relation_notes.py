@@ -2,7 +2,7 @@
 named part, the agreement and kind parts' weights, and the collection profiles that set them.
 
 A few notes of a vault ("Settings", a category list) are linked from most others, and a question
-may ask what links TO a note. Five parameters of the lane serve this:
+may ask what links TO a note. Six parameters of the lane serve this:
 
 * `hub_damping` g: the score of every reached record is multiplied by idf(v)^g, idf(v) =
   log((N+1)/(in-degree+1)) / log(N+1), so a note most notes link to gains little by being reached;
@@ -18,7 +18,10 @@ may ask what links TO a note. Five parameters of the lane serve this:
 * `agree_weight`: the agreement part, for a record linked (either way) with more than one named note
   ("which theme by NAME lists NAME"): the names' specificity summed past the most specific.
 * `kind_weight`: the kind part (`methods.relation_kind`), for a record under a folder named for the kind
-  the question asks ("which theme", "who").
+  the question asks ("which theme", "who");
+* `names`: "v2" also names a note by its title without the collection's common first or last word (a
+  vault's "obsidian-icon-folder" is "the Icon Folder plugin") and never reads the verb a question asks
+  with as a name (`asking_verbs`: "which roundup links ..." where a note is called "Links").
 
 Unset, these take the collection **profile**'s values (`PROFILES`): "notes" when records were read
 from files, chosen on notes-v1 dev (bench/relation_notes.py; its damping on the relation dev questions
@@ -52,11 +55,13 @@ DIRECTIONS = ("out", "cue", "both")
 #: 0 on both collections; documentation pages are linked far more unevenly than notes), and the agreement
 #: part added there (0.5: vault dev +0.02, 4 questions up and 2 down; the docs' questions rarely name two pages),
 #: then the kind part (`methods.relation_kind`; 2, the best dev mean of 0.5, 1, 2, 4 with relation-notes-v4 and
-#: relation-docs-v2 dev added: vault 0.5644 -> 0.6089, 23 questions up and 5 down; docs 0.7399 -> 0.7651, 5 up, 1 down)
+#: relation-docs-v2 dev added: vault 0.5644 -> 0.6089, 23 questions up and 5 down; docs 0.7399 -> 0.7651, 5 up, 1 down),
+#: and names "v2" (`methods.relation_cues.without_affixes`, `asking_verbs`: vault 0.6089 -> 0.6464, 11 up and 8
+#: down; docs unchanged)
 PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0,
-                           "kind_weight": 0.0},
+                           "kind_weight": 0.0, "names": "v1"},
             "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0, "agree_weight": 0.5,
-                      "kind_weight": 2.0}}
+                      "kind_weight": 2.0, "names": "v2"}}
 #: the relation verbs (`data/relation-verbs-v1.json`), matched by stem
 VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
 #: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):
@@ -129,6 +134,25 @@ def _stems(key: str) -> frozenset[str]:
 def stem_in(token: str, key: str) -> bool:
     """Whether `token`'s stem is one of the relation verbs' list `key` ("verbs", "agent")."""
     return str(stemmer().stemWord(token)) in _stems(key)
+
+
+def asking_verbs(tokens: list[str]) -> set[int]:
+    """Positions of the relation verbs a question asks with ("which roundup links ...", "what links to
+    ..."): a relation verb at most `gap` tokens after a question word, with no other question word and no
+    clause word (a pronoun, a do or modal auxiliary: "what does the links plugin do") between. They are
+    verbs, never names, though a vault may hold a note called "Links"."""
+    wh = frozenset(VERBS["question_words"])
+    out = set()
+    for q, tok in enumerate(tokens):
+        if tok not in wh:
+            continue
+        for i in range(q + 1, min(q + 2 + _GAP, len(tokens))):
+            if tokens[i] in wh or tokens[i] in _CLAUSE:
+                break
+            if stem_in(tokens[i], "verbs"):
+                out.add(i)
+                break
+    return out
 
 
 def _subject_asks(tokens: list[str], matches: list[NameMatch], i: int, name_start: int | None) -> bool:

@@ -1,4 +1,5 @@
-"""The relation lane's kind part: the kind a question asks for, against the folders a record sits in.
+"""The relation lane's kind part (the kind a question asks for, against the folders a record sits in) and
+its names v2 (titles without a collection's common affixes; the asking verb is no name).
 
     Plugins/Alpha.md -> Themes/Gamma.md, People/ana.md, Roundups/2021-05-08.md   (Alpha's neighbours:
     Themes/Gamma.md -> Plugins/Alpha.md                                          a theme, a person and
@@ -18,7 +19,10 @@ import pytest
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.index import Index
 from sidelight.methods.relation import relation_rank
+from sidelight.methods.relation_cues import without_affixes
 from sidelight.methods.relation_kind import asked_stems, folder_kinds, kind_fit
+from sidelight.methods.relation_notes import asking_verbs
+from sidelight.structures.names import name_tokens
 
 PATHS = ["Plugins/Alpha.md", "Themes/Gamma.md", "People/ana.md", "Roundups/2021-05-08.md", "Plugins/Beta.md",
          "Themes/Delta.md"]
@@ -69,3 +73,37 @@ def test_the_kind_part_puts_the_asked_kind_first(folders):
     assert [folders.ids[h.node] for h in flat.hits] == ["r1", "r2", "r3"]
     kind = relation_rank(folders, q, 10, {**ONLY_KIND, "kind_weight": 1.0})
     assert [folders.ids[h.node] for h in kind.hits] == ["r3", "r1", "r2"] and kind.parts[0]["kind"] == 1.0
+
+
+def test_a_title_is_also_named_without_its_collections_common_affixes():
+    # 10 of 12 titles of two words or more start with "obsidian" (>= 2% and >= AFFIX_MIN = 10), 10 end with
+    # "plugin"; "rose garden" has neither affix, the one-word title is never cut
+    titles = [f"obsidian {w} plugin" for w in "abcdefghij"] + ["rose garden", "plain", "obsidian"]
+    short = dict(without_affixes(titles))
+    assert [n for i, n in without_affixes(titles) if i == 0] == ["obsidian a", "a plugin", "a"]
+    assert 10 not in short and 11 not in short and 12 not in short
+    assert without_affixes(titles[:9] + ["rose garden"]) == []  # 9 < AFFIX_MIN: no affix
+
+
+@pytest.mark.parametrize("question, verbs", [
+    ("which roundup links the spaced repetition note", {2}),
+    ("what links to Alpha", {1}),
+    ("what does the links plugin do", set()),  # do-support: "links" names the plugin
+    ("which of the many pages links to Alpha", set()),  # more than `gap` words after the question word
+])
+def test_the_verb_a_question_asks_with_is_no_name(question, verbs):
+    assert asking_verbs(name_tokens(question)) == verbs
+
+
+def test_names_v2_reads_a_plugin_id_as_a_reader_names_it():
+    titles = [f"obsidian-{w}" for w in ("icon-folder", "charts", "git", "tasks", "kanban", "dataview", "excalidraw",
+                                        "admonition", "outliner", "calendar")] + ["Weekly Roundup"]
+    recs = [Record(f"p{i}", t, "a plugin note", {"path": f"Plugins/{t}.md"}) for i, t in enumerate(titles)]
+    recs.append(Record("r", "Weekly Roundup", "news", {"path": "Roundups/Weekly Roundup.md"}))
+    index = Index.build(Corpus("vault", recs[:10] + recs[11:], [Edge("r", "p0", "link")]), progress=False)
+    q = "which roundup introduced the Icon Folder plugin"
+    v1 = relation_rank(index, q, 10, {"names": "v1"})
+    v2 = relation_rank(index, q, 10, {"names": "v2"})
+    assert not any(a.why == "name" and index.ids[a.position] == "p0" for a in v1.anchors)
+    assert [(index.ids[a.position], a.name) for a in v2.anchors if a.why == "name"] == [("p0", "icon folder")]
+    assert v2.params["backward_from"] == ["p0"] and index.ids[v2.hits[0].node] == "r"

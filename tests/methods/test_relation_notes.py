@@ -93,7 +93,7 @@ def test_unset_parameters_take_the_profile_values():
             assert default.params["profile"] == name
     # the dictionary profile is the lane as it was: no damping, no in-links, no named part
     assert PROFILES["dictionary"] == {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0,
-                                      "kind_weight": 0.0}
+                                      "kind_weight": 0.0, "names": "v1"}
 
 
 def test_agreement_rewards_a_note_linked_with_two_named_notes(notes):
