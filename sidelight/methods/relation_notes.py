@@ -56,7 +56,7 @@ DIRECTIONS = ("out", "cue", "both")
 #: part added there (0.5: vault dev +0.02, 4 questions up and 2 down; the docs' questions rarely name two pages),
 #: then the kind part (`methods.relation_kind`; 2, the best dev mean of 0.5, 1, 2, 4 with relation-notes-v4 and
 #: relation-docs-v2 dev added: vault 0.5644 -> 0.6089, 23 questions up and 5 down; docs 0.7399 -> 0.7651, 5 up, 1 down),
-#: and names "v2" (`methods.relation_cues.without_affixes`, `asking_verbs`: vault 0.6089 -> 0.6464, 11 up and 8
+#: and names "v2" (`methods.relation_cues.without_affixes`, `asking_verbs`: vault 0.6089 -> 0.6464, 10 up and 8
 #: down; docs unchanged)
 PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0,
                            "kind_weight": 0.0, "names": "v1"},
