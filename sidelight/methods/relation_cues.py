@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from .context import SearchContext
 
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2})\s+\S")
+ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:\s|$)")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_ABBREVIATIONS = frozenset(m[:3] for m in _MONTHS)
 #: a title's first or last word is a collection's affix when at least this share of its titles of two or more
 #: words (and at least `AFFIX_MIN` of them) start or end with it (`without_affixes`)
 AFFIX_SHARE, AFFIX_MIN = 0.02, 10
@@ -38,20 +42,42 @@ RESIDUAL_STOP = stopwords("lucene-en-v1") | QUESTION_WORDS
 _CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in CUES["cues"]), key=lambda pc: -len(pc[0]))
 
 
-def name_matcher(index: "SearchContext", affixes: bool = False) -> NameMatcher:
+def name_matcher(index: "SearchContext", spoken: bool = False) -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
     stop words and question words only ("it", "what") are left out. A title that starts with an
     ISO date and goes on ("2021-05-08 Templater, Syncthing & ...", a dated note) is also named by
-    its date alone, as a reader names it ("the 2021-05-08 roundup"). With `affixes`, a title with a
-    collection's common first or last word is also named without it (`without_affixes`)."""
+    its date alone, as a reader names it ("the 2021-05-08 roundup"). With `spoken` (names v2), names as
+    readers write them besides: a title with a collection's common first or last word also without it
+    (`without_affixes`), and a dated title (or a title that is a date) by its date in words
+    (`spoken_dates`: "the May 8 2021 roundup", "8 May 2021")."""
     def build() -> NameMatcher:
         records = index.corpus.records
         names = [(n, i) for i, r in enumerate(records) for n in (r.title, *r.aliases)]
         names += [(m.group(1), i) for i, r in enumerate(records) if (m := _DATED.match(r.title))]
-        names += [(n, i) for i, n in without_affixes([r.title for r in records])] if affixes else []
+        if spoken:
+            names += [(n, i) for i, n in without_affixes([r.title for r in records])]
+            names += [(n, i) for i, r in enumerate(records) if (m := ISO_DATE.match(r.title)) for n in spoken_dates(m)]
         return NameMatcher(names, RESIDUAL_STOP)
 
-    return index.memo("relation-names", affixes, build)
+    return index.memo("relation-names", spoken, build)
+
+
+def spoken_dates(date: re.Match[str]) -> list[str]:
+    """An ISO date (year, month, day groups) as readers write it: "may 8 2021", "8 may 2021", and with
+    the month's first three letters ("sep 4 2021"); "May 8, 2021" reads the same, as names drop punctuation."""
+    year, month, day = int(date.group(1)), int(date.group(2)), int(date.group(3))
+    if not 1 <= month <= 12:
+        return []
+    out = []
+    for name in dict.fromkeys((_MONTHS[month - 1], _MONTHS[month - 1][:3])):
+        out += [f"{name} {day} {year}", f"{day} {name} {year}"]
+    return out
+
+
+def month_dates(tokens: list[str]) -> set[int]:
+    """Positions of month names that start a date in words ("may 8 2021", "may 2021"): words, not question
+    words, though "may" is also a modal verb."""
+    return {i for i, t in enumerate(tokens[:-1]) if (t in _MONTHS or t in _MONTH_ABBREVIATIONS) and tokens[i + 1].isdigit()}
 
 
 def without_affixes(titles: list[str]) -> list[tuple[int, str]]:

@@ -19,7 +19,7 @@ import pytest
 from sidelight.corpus import Corpus, Edge, Record
 from sidelight.index import Index
 from sidelight.methods.relation import relation_rank
-from sidelight.methods.relation_cues import without_affixes
+from sidelight.methods.relation_cues import ISO_DATE, month_dates, spoken_dates, without_affixes
 from sidelight.methods.relation_kind import asked_stems, folder_kinds, kind_fit
 from sidelight.methods.relation_notes import asking_verbs
 from sidelight.structures.names import name_tokens
@@ -107,3 +107,23 @@ def test_names_v2_reads_a_plugin_id_as_a_reader_names_it():
     assert not any(a.why == "name" and index.ids[a.position] == "p0" for a in v1.anchors)
     assert [(index.ids[a.position], a.name) for a in v2.anchors if a.why == "name"] == [("p0", "icon folder")]
     assert v2.params["backward_from"] == ["p0"] and index.ids[v2.hits[0].node] == "r"
+
+
+def test_a_dated_title_is_named_by_its_date_in_words():
+    assert spoken_dates(ISO_DATE.match("2021-05-08 Templater & Syncthing")) == [
+        "may 8 2021", "8 may 2021"]  # "may" is its own three-letter form
+    assert spoken_dates(ISO_DATE.match("2021-09-04")) == ["september 4 2021", "4 september 2021", "sep 4 2021",
+                                                        "4 sep 2021"]
+    assert ISO_DATE.match("2021-13-04 x") is not None and spoken_dates(ISO_DATE.match("2021-13-04 x")) == []
+    assert month_dates(name_tokens("which plugin may help? the May 8, 2021 roundup")) == {5}
+
+
+def test_names_v2_finds_the_roundup_a_question_dates_in_words():
+    recs = [Record("r", "2021-05-08 Templater, Syncthing", "news", {"path": "Roundups/2021-05-08 Templater.md"}),
+            Record("p", "Templater", "a plugin", {"path": "Plugins/Templater.md"})]
+    index = Index.build(Corpus("vault", recs, [Edge("r", "p", "link")]), progress=False)
+    q = "which plugin did the May 8, 2021 roundup recommend"
+    v1 = relation_rank(index, q, 10, {"names": "v1"})
+    v2 = relation_rank(index, q, 10, {"names": "v2"})
+    assert [a.name for a in v1.anchors if a.why == "name"] == []
+    assert [(index.ids[a.position], a.name) for a in v2.anchors if a.why == "name"] == [("r", "may 8 2021")]
