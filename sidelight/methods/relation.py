@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from .context import SearchContext
 
 RANKS = ("query-aware", "activation")
-NAMES = ("v1", "v2")
+NAMES = ("v1", "v2", "v3")
 RELATION_PARAMS = (
     Param("rank", str, "query-aware", "query-aware (graph + cue + text parts) or activation (NGR's raw rule)",
           choices=RANKS),
@@ -100,9 +100,9 @@ RELATION_PARAMS = (
           "the kind the question asks for: 'which theme', 'who'; see methods.relation_kind); unset: the collection "
           "profile's value", low=0.0),
     Param("names", str, None, "query-aware: how the question's names are read: v1 (titles, aliases, a dated "
-          "title's date) or v2 (also a title without its collection's common first or last word, 'obsidian-icon-folder' "
-          "-> 'icon folder'; a dated title by its date in words, 'May 8 2021'; and the relation verb a question asks "
-          "with is never a name); unset: the collection profile's value", choices=NAMES),
+          "title's date), v2 (also a title without its collection's common first or last word, 'obsidian-icon-folder' "
+          "-> 'icon folder', and the relation verb a question asks with is never a name) or v3 (v2, and a dated title "
+          "by its date in words, 'May 8 2021'); unset: the collection profile's value", choices=NAMES),
     Param("inward", str, "lexicon", "query-aware, direction cue: how a question asking what links to a note is "
           "read: lexicon (stemmed relation verbs with pronoun, passive and agent patterns), subject (the lexicon only "
           "where the asked-for note is the verb's subject: not 'what does NAME recommend') or list-v1 (the phrase "
@@ -185,9 +185,11 @@ def _anchors(index: "SearchContext", query: str, max_anchors: int, prior: np.nda
     cues = find_cues(tokens)
     cue_tokens = set().union(*(span for _, span in cues))
     asking = {i for i, t in enumerate(tokens) if t in QUESTION_WORDS}  # "does" is no doe
-    if names == "v2":  # the verb a question asks with is no name ("which roundup links ..."); "may" in a date is
-        asking = (asking | asking_verbs(tokens)) - month_dates(tokens)  # the month ("the May 8 2021 roundup")
-    matches = name_matcher(index, spoken=names == "v2").find(query, skip=cue_tokens | asking)
+    if names != "v1":  # the verb a question asks with is no name ("which roundup links ...")
+        asking |= asking_verbs(tokens)
+    if names == "v3":  # "may" in a date is the month ("the May 8 2021 roundup")
+        asking -= month_dates(tokens)
+    matches = name_matcher(index, names).find(query, skip=cue_tokens | asking)
     cue: dict[str, Any] | None = None
     cued: NameMatch | None = None
     types: list[str] = []

@@ -42,24 +42,24 @@ RESIDUAL_STOP = stopwords("lucene-en-v1") | QUESTION_WORDS
 _CUE_PHRASES = sorted(((tuple(c["phrase"].split()), c) for c in CUES["cues"]), key=lambda pc: -len(pc[0]))
 
 
-def name_matcher(index: "SearchContext", spoken: bool = False) -> NameMatcher:
+def name_matcher(index: "SearchContext", names: str = "v1") -> NameMatcher:
     """Every record's title and aliases in one automaton (built once per index contents); names of
     stop words and question words only ("it", "what") are left out. A title that starts with an
     ISO date and goes on ("2021-05-08 Templater, Syncthing & ...", a dated note) is also named by
-    its date alone, as a reader names it ("the 2021-05-08 roundup"). With `spoken` (names v2), names as
-    readers write them besides: a title with a collection's common first or last word also without it
-    (`without_affixes`), and a dated title (or a title that is a date) by its date in words
-    (`spoken_dates`: "the May 8 2021 roundup", "8 May 2021")."""
+    its date alone, as a reader names it ("the 2021-05-08 roundup"). `names` "v2" adds a title with a
+    collection's common first or last word without it (`without_affixes`); "v3" also a dated title (or a
+    title that is a date) by its date in words (`spoken_dates`: "the May 8 2021 roundup", "8 May 2021")."""
     def build() -> NameMatcher:
         records = index.corpus.records
-        names = [(n, i) for i, r in enumerate(records) for n in (r.title, *r.aliases)]
-        names += [(m.group(1), i) for i, r in enumerate(records) if (m := _DATED.match(r.title))]
-        if spoken:
-            names += [(n, i) for i, n in without_affixes([r.title for r in records])]
-            names += [(n, i) for i, r in enumerate(records) if (m := ISO_DATE.match(r.title)) for n in spoken_dates(m)]
-        return NameMatcher(names, RESIDUAL_STOP)
+        found = [(n, i) for i, r in enumerate(records) for n in (r.title, *r.aliases)]
+        found += [(m.group(1), i) for i, r in enumerate(records) if (m := _DATED.match(r.title))]
+        if names != "v1":
+            found += [(n, i) for i, n in without_affixes([r.title for r in records])]
+        if names == "v3":
+            found += [(n, i) for i, r in enumerate(records) if (m := ISO_DATE.match(r.title)) for n in spoken_dates(m)]
+        return NameMatcher(found, RESIDUAL_STOP)
 
-    return index.memo("relation-names", spoken, build)
+    return index.memo("relation-names", names, build)
 
 
 def spoken_dates(date: re.Match[str]) -> list[str]:

@@ -21,7 +21,8 @@ may ask what links TO a note. Six parameters of the lane serve this:
   the question asks ("which theme", "who");
 * `names`: "v2" also names a note by its title without the collection's common first or last word (a
   vault's "obsidian-icon-folder" is "the Icon Folder plugin") and never reads the verb a question asks
-  with as a name (`asking_verbs`: "which roundup links ..." where a note is called "Links").
+  with as a name (`asking_verbs`: "which roundup links ..." where a note is called "Links"); "v3" also
+  names a dated note by its date in words ("the May 8, 2021 roundup").
 
 Unset, these take the collection **profile**'s values (`PROFILES`): "notes" when records were read
 from files, chosen on notes-v1 dev (bench/relation_notes.py; its damping on the relation dev questions
@@ -57,11 +58,11 @@ DIRECTIONS = ("out", "cue", "both")
 #: then the kind part (`methods.relation_kind`; 2, the best dev mean of 0.5, 1, 2, 4 with relation-notes-v4 and
 #: relation-docs-v2 dev added: vault 0.5644 -> 0.6089, 23 questions up and 5 down; docs 0.7399 -> 0.7651, 5 up, 1 down),
 #: and names "v2" (`methods.relation_cues.without_affixes`, `asking_verbs`: vault 0.6089 -> 0.6464, 10 up and 8
-#: down; docs unchanged)
+#: down; docs unchanged), then "v3" (`spoken_dates`, `month_dates`: vault 0.6464 -> 0.6910, 11 up, none down)
 PROFILES = {"dictionary": {"hub_damping": 0.0, "direction": "out", "name_weight": 0.0, "agree_weight": 0.0,
                            "kind_weight": 0.0, "names": "v1"},
             "notes": {"hub_damping": 0.15, "direction": "cue", "name_weight": 2.0, "agree_weight": 0.5,
-                      "kind_weight": 2.0, "names": "v2"}}
+                      "kind_weight": 2.0, "names": "v3"}}
 #: the relation verbs (`data/relation-verbs-v1.json`), matched by stem
 VERBS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("data/relation-verbs-v1.json").read_text())
 #: which in-link patterns `inward_anchor` reads (chosen on relation-notes-v1 dev, bench/relation_notes_cues.py):

@@ -309,7 +309,7 @@ def _payloads(index: Index, snippet: int, vectors: str) -> tuple[dict[str, bytes
                      "weights": "base" if weights is None else "base+overlay",
                      **({"note": "the page ranks with the dictionary profile; Python's relation lane on this "
                                  "index uses the notes profile (hub damping, in-links, the named, agreement and kind parts, "
-                                 "names v2), so "
+                                 "names v3), so "
                                  "their relation rankings differ"} if profile(index) == "notes" else {})},
         "params": {m: _defaults(m) for m in (*LEXICAL_METHODS, *GRAPH_METHODS, *DENSE_METHODS)},
         "method_descriptions": {m: method_spec(m).description for m in (*LEXICAL_METHODS, *GRAPH_METHODS,

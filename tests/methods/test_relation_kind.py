@@ -1,5 +1,5 @@
 """The relation lane's kind part (the kind a question asks for, against the folders a record sits in) and
-its names v2 (titles without a collection's common affixes; the asking verb is no name).
+its names v2 and v3 (titles without a collection's common affixes; the asking verb is no name; dates in words).
 
     Plugins/Alpha.md -> Themes/Gamma.md, People/ana.md, Roundups/2021-05-08.md   (Alpha's neighbours:
     Themes/Gamma.md -> Plugins/Alpha.md                                          a theme, a person and
@@ -118,12 +118,12 @@ def test_a_dated_title_is_named_by_its_date_in_words():
     assert month_dates(name_tokens("which plugin may help? the May 8, 2021 roundup")) == {5}
 
 
-def test_names_v2_finds_the_roundup_a_question_dates_in_words():
+def test_names_v3_finds_the_roundup_a_question_dates_in_words():
     recs = [Record("r", "2021-05-08 Templater, Syncthing", "news", {"path": "Roundups/2021-05-08 Templater.md"}),
             Record("p", "Templater", "a plugin", {"path": "Plugins/Templater.md"})]
     index = Index.build(Corpus("vault", recs, [Edge("r", "p", "link")]), progress=False)
     q = "which plugin did the May 8, 2021 roundup recommend"
-    v1 = relation_rank(index, q, 10, {"names": "v1"})
     v2 = relation_rank(index, q, 10, {"names": "v2"})
-    assert [a.name for a in v1.anchors if a.why == "name"] == []
-    assert [(index.ids[a.position], a.name) for a in v2.anchors if a.why == "name"] == [("r", "may 8 2021")]
+    v3 = relation_rank(index, q, 10, {"names": "v3"})
+    assert [a.name for a in v2.anchors if a.why == "name"] == []
+    assert [(index.ids[a.position], a.name) for a in v3.anchors if a.why == "name"] == [("r", "may 8 2021")]
