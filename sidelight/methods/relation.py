@@ -389,7 +389,7 @@ def relation_rank(index: "SearchContext", query: str, limit: int | None = 10, pa
         score = score + p["agree_weight"] * parts["agree"]
         shown = (*shown, "agree")
     if p["kind_weight"]:
-        parts["kind"] = kind_fit(index, query, act.nodes)
+        parts["kind"] = _scaled(kind_fit(index, query, act.nodes), minmax=True)
         score = score + p["kind_weight"] * parts["kind"]
         shown = (*shown, "kind")
     if p["hub_damping"]:

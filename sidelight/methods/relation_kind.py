@@ -44,25 +44,20 @@ def _stems(words: list[str]) -> set[str]:
     return set(stemmer().stemWords([w for w in words if not w.isdigit()]))
 
 
-def asked_words(tokens: list[str]) -> tuple[range, bool]:
-    """(the positions of the kind words the question asks for, whether it asks for a person)."""
-    for i, tok in enumerate(tokens):
-        if tok in PERSON_ASKING:
-            return range(0), True
-        if tok in ASKING:
-            end = i + 1
-            while end < min(len(tokens), i + 1 + MAX_WORDS) and tokens[end] not in RESIDUAL_STOP \
-                    and not stem_in(tokens[end], "verbs"):
-                end += 1
-            return range(i + 1, end), False
-    return range(0), False
-
-
 def asked_stems(query: str) -> set[str]:
     """The stems of the kind the question asks for (empty when it names none)."""
     tokens = name_tokens(query)
-    span, person = asked_words(tokens)
-    return _stems(list(PERSON) if person else [tokens[i] for i in span])
+    for i, tok in enumerate(tokens):
+        if tok in PERSON_ASKING:
+            return _stems(list(PERSON))
+        if tok in ASKING:
+            words = []
+            for t in tokens[i + 1:i + 1 + MAX_WORDS]:
+                if t in RESIDUAL_STOP or stem_in(t, "verbs"):
+                    break
+                words.append(t)
+            return _stems(words)
+    return set()
 
 
 def folder_kinds(index: "SearchContext") -> dict[str, tuple[np.ndarray, float]]:
@@ -83,14 +78,13 @@ def folder_kinds(index: "SearchContext") -> dict[str, tuple[np.ndarray, float]]:
 
 
 def kind_fit(index: "SearchContext", query: str, nodes: np.ndarray) -> np.ndarray:
-    """Per reached node: the largest idf of a folder stem it shares with the asked-for kind, min-max
-    scaled over `nodes` (zeros when the question asks no kind or the nodes do not differ)."""
+    """Per reached node: the largest idf of a folder stem it shares with the asked-for kind (0 when the
+    question asks no kind); the lane scales it min-max over the reached nodes."""
     asked = asked_stems(query)
     kinds = folder_kinds(index) if asked else {}
     best = np.zeros(index.graph.n_nodes)
     for s in asked & kinds.keys():
         positions, idf = kinds[s]
         best[positions] = np.maximum(best[positions], idf)
-    x = best[nodes]
-    lo, hi = (float(x.min()), float(x.max())) if len(x) else (0.0, 0.0)
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros(len(x))
+    out: np.ndarray = best[nodes]
+    return out

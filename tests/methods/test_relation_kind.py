@@ -58,12 +58,14 @@ def test_a_folder_stem_weighs_its_idf_over_the_records(folders):
     assert kinds["roundup"][1] == pytest.approx(math.log(6)) and list(kinds["plugin"][0]) == [0, 4]
 
 
-def test_the_kind_part_is_one_for_the_asked_kind_and_zero_when_no_node_differs(folders):
+def test_the_kind_fit_is_the_idf_of_the_asked_kind_and_the_part_scales_it_over_the_reached(folders):
     nodes = [1, 2, 3]
-    assert list(kind_fit(folders, "which theme supports Alpha", nodes)) == [1.0, 0.0, 0.0]
-    assert list(kind_fit(folders, "who made Alpha", nodes)) == [0.0, 1.0, 0.0]
-    assert list(kind_fit(folders, "which theme supports Alpha", [1, 5])) == [0.0, 0.0]  # both themes
+    assert list(kind_fit(folders, "which theme supports Alpha", nodes)) == pytest.approx([math.log(3), 0.0, 0.0])
+    assert list(kind_fit(folders, "who made Alpha", nodes)) == pytest.approx([0.0, math.log(6), 0.0])
     assert list(kind_fit(folders, "what links to Alpha", nodes)) == [0.0, 0.0, 0.0]  # no kind asked
+    # the roundup's two links are both plugins: the part is 0 for both (it tells reached records apart)
+    both = relation_rank(folders, "which plugin does the 2021-05-08 roundup list", 10, {**ONLY_KIND, "kind_weight": 1.0})
+    assert sorted(folders.ids[h.node] for h in both.hits) == ["r0", "r4"] and all(p["kind"] == 0.0 for p in both.parts)
 
 
 def test_the_kind_part_puts_the_asked_kind_first(folders):
