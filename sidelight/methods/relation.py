@@ -35,8 +35,8 @@ Ranking (`rank`):
   answer: query-aware mode does not return them (entry seeds stay eligible).
 
 Notes (issue 43). On a vault of notes, hub damping, in-links asked by wording and the named part
-(`hub_damping`, `direction`, `name_weight`, `agree_weight`, `kind_weight`) take the collection profile's
-values when unset; see `methods.relation_notes` and, for the kind part, `methods.relation_kind`. Names
+(`hub_damping`, `direction`, `name_weight`, `agree_weight`, `kind_weight`, `names`) take the collection
+profile's values when unset; see `methods.relation_notes` and, for the kind part, `methods.relation_kind`. Names
 and relation wording are read by `methods.relation_cues`.
 
 The weights are declared parameters, chosen on dev in the lab (protocols/relation-v1-*.json).

@@ -1,5 +1,5 @@
 """The relation lane on a vault of notes (issue 43): hub damping, in-links asked by wording, the
-named part, the agreement and kind parts' weights, and the collection profiles that set them.
+named, agreement and kind parts, how names are read, and the collection profiles that set them.
 
 A few notes of a vault ("Settings", a category list) are linked from most others, and a question
 may ask what links TO a note. Six parameters of the lane serve this:
@@ -16,7 +16,7 @@ may ask what links TO a note. Six parameters of the lane serve this:
 * `name_weight`: the named part, 1 for a record with a direct link from (or, backwards, to) the
   named note whose name is most specific (`name_fit`: summed lexical idf of its terms), less for others;
 * `agree_weight`: the agreement part, for a record linked (either way) with more than one named note
-  ("which theme by NAME lists NAME"): the names' specificity summed past the most specific.
+  ("which theme by NAME lists NAME"): the names' specificity summed past the most specific;
 * `kind_weight`: the kind part (`methods.relation_kind`), for a record under a folder named for the kind
   the question asks ("which theme", "who");
 * `names`: "v2" also names a note by its title without the collection's common first or last word (a
