@@ -1,7 +1,7 @@
 """Does adapting MiniLM to a collection help the default on a user's folder? notes-v1 **dev** only.
 
     python bench/collection_adapt.py --model obsidian-hub=.cache/models/DIR [--model python-docs=DIR]
-        [--json bench/results/collection-adapt.json]
+        [--alphas 0.1 0.2 0.5] [--json bench/results/collection-adapt.json]
 
 `sidelight adapt` trains MiniLM by inverse cloze on the collection alone (no question is read) and
 exports int8. For each collection given a model, this compares the section-window index
@@ -12,7 +12,9 @@ cached under .cache/bench-collection/NAME-sections-MODELNAME). Scored both ways:
 questions (the anchor note left out of the hits, as bench/collection.py does), and the paired
 bootstrap interval of adapted − stock over the benchmark's families (the lab's unit: a family's
 questions averaged, families resampled; `sidelight.lab.stats.paired_bootstrap`, 10,000 resamples,
-seed 0). The test split is the lab's, scored once; never here.
+seed 0). `--alphas` adds hybrid-linear z-score rows at other weights, both ways (the default's
+alpha, BM25's share, was chosen on dev with stock vectors; a better dense lane may want less). The test
+split is the lab's, scored once; never here.
 """
 
 from __future__ import annotations
@@ -106,10 +108,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", action="append", required=True, metavar="COLLECTION=DIR",
                     help="an adapted model folder for a collection (repeat for each collection)")
+    ap.add_argument("--alphas", type=float, nargs="*", default=[], metavar="A",
+                    help="also score hybrid-linear z-scores at these alphas (BM25's share), both ways")
     ap.add_argument("--split", default="dev", choices=["dev"], help="dev only: test is the lab's, scored once")
     ap.add_argument("--json", default="bench/results/collection-adapt.json")
     args = ap.parse_args()
     models = parse_models(args.model, ap)
+    if any(not 0 <= a <= 1 for a in args.alphas):
+        ap.error("--alphas: each weight must be in [0, 1]")
+    methods = {**METHODS, **{f"hybrid-linear alpha={a:g}": ("hybrid-linear", {"alpha": a, "norm": "zscore"})
+                             for a in args.alphas}}
     all_q = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows, diffs, out = [], [], {"split": args.split, "n_resamples": N_RESAMPLES, "seed": SEED, "results": {}}
     for name, model in models.items():
@@ -118,7 +126,7 @@ def main() -> None:
         indexes = {"stock": build(name, True), "adapted": adapted_index(name, model)}
         res: dict = {"model": model_summary(model), "n": len(questions), "n_families": len(set(family.values())),
                      "scores": {}, "adapted_minus_stock": {}}
-        for label, (method, params) in METHODS.items():
+        for label, (method, params) in methods.items():
             per = {}
             for variant, index in indexes.items():
                 per[variant] = per_question(index, questions, method, params)
