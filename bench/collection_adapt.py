@@ -14,7 +14,8 @@ bootstrap interval of adapted − stock over the benchmark's families (the lab's
 questions averaged, families resampled; `sidelight.lab.stats.paired_bootstrap`, 10,000 resamples,
 seed 0). `--alphas` adds hybrid-linear z-score rows at other weights, both ways (the default's
 alpha, BM25's share, was chosen on dev with stock vectors; a better dense lane may want less). The test
-split is the lab's, scored once; never here.
+split is the lab's, scored once; never here. With several collections, a pooled row too (questions
+weighted alike, the families of every collection resampled together).
 """
 
 from __future__ import annotations
@@ -92,6 +93,25 @@ def model_summary(model: Path) -> dict:
             "onnx_sha256": m["onnx_sha256"]}
 
 
+def pool(methods: dict, pooled: dict, family: dict[str, str], rows: list, diffs: list) -> dict:
+    """Every collection's questions together (question-weighted figures; families pooled for the interval)."""
+    n, res = len(family), {"n": len(family), "n_families": len(set(family.values())), "scores": {},
+                           "adapted_minus_stock": {}}
+    for label in methods:
+        for variant in ("stock", "adapted"):
+            per = pooled[(label, variant)]
+            mrr, hit3 = (math.fsum(s[k] for s in per.values()) / n for k in ("rr", "hit3"))
+            res["scores"][f"{variant} | {label}"] = {"mrr@10": mrr, "hit@3": hit3}
+            rows.append(["pooled", variant, label, f"{mrr:.4f}", f"{hit3:.4f}", n])
+        for key, metric in (("rr", "mrr@10"), ("hit3", "hit@3")):
+            b = paired_bootstrap(family_means(pooled[(label, "stock")], family, key),
+                                 family_means(pooled[(label, "adapted")], family, key), N_RESAMPLES, SEED)
+            res["adapted_minus_stock"][f"{label} | {metric}"] = {"mean": b.mean_difference, "low": b.low, "high": b.high}
+            diffs.append(["pooled", label, metric, f"{b.mean_difference:+.4f}", f"[{b.low:+.4f}, {b.high:+.4f}]",
+                          res["n_families"]])
+    return res
+
+
 def parse_models(values: list[str], ap: argparse.ArgumentParser) -> dict[str, Path]:
     models = {}
     for v in values:
@@ -119,10 +139,13 @@ def main() -> None:
     methods = {**METHODS, **{f"hybrid-linear alpha={a:g}": ("hybrid-linear", {"alpha": a, "norm": "zscore"})
                              for a in args.alphas}}
     all_q = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pooled: dict[tuple[str, str], dict] = {}  # (method label, variant) -> "collection/qid" -> scores
+    pooled_family: dict[str, str] = {}
     rows, diffs, out = [], [], {"split": args.split, "n_resamples": N_RESAMPLES, "seed": SEED, "results": {}}
     for name, model in models.items():
         questions = [q for q in all_q if q["collection"] == name and q["split"] == args.split]
         family = {q["qid"]: q["family"] for q in questions}
+        pooled_family.update({f"{name}/{qid}": f"{name}/{f}" for qid, f in family.items()})
         indexes = {"stock": build(name, True), "adapted": adapted_index(name, model)}
         res: dict = {"model": model_summary(model), "n": len(questions), "n_families": len(set(family.values())),
                      "scores": {}, "adapted_minus_stock": {}}
@@ -130,6 +153,7 @@ def main() -> None:
             per = {}
             for variant, index in indexes.items():
                 per[variant] = per_question(index, questions, method, params)
+                pooled.setdefault((label, variant), {}).update({f"{name}/{q}": v for q, v in per[variant].items()})
                 mrr = math.fsum(s["rr"] for s in per[variant].values()) / len(questions)
                 hit3 = math.fsum(s["hit3"] for s in per[variant].values()) / len(questions)
                 res["scores"][f"{variant} | {label}"] = {"mrr@10": mrr, "hit@3": hit3, "per_query": per[variant]}
@@ -142,6 +166,8 @@ def main() -> None:
                 diffs.append([name, label, metric, f"{b.mean_difference:+.4f}", f"[{b.low:+.4f}, {b.high:+.4f}]",
                               res["n_families"]])
         out["results"][name] = res
+    if len(models) > 1:
+        out["pooled"] = pool(methods, pooled, pooled_family, rows, diffs)
     print_table(["collection", "vectors", "method", "MRR@10", "hit@3", "n"], rows)
     print()
     print_table(["collection", "method", "metric", "adapted - stock", "95% family bootstrap", "families"], diffs)
