@@ -50,16 +50,21 @@ def section_hit(passage, target: list[str]) -> bool:
     return passage is not None and norm(target[-1]) in {norm(h) for h in passage.section.split(" > ")}
 
 
+def first_target(index: Index, q: dict, method: str, params: dict) -> tuple[list, int | None]:
+    """The question's top 10 hits (the note it names dropped) and the rank of its first target document."""
+    hits = index.search(q["query"], method, 10, **params)
+    if q.get("anchor"):
+        hits = [h for h in hits if h.id != q["anchor"]]
+    docs = {t["doc"] for t in q["targets"]}
+    return hits, next((i + 1 for i, h in enumerate(hits) if h.id in docs), None)
+
+
 def score(index: Index, questions: list[dict], method: str, params: dict, mix: float | None) -> dict:
     rr, hit3, sec, n_sec = [], [], 0, 0
     for q in questions:
-        hits = index.search(q["query"], method, 10, **params)
-        if q.get("anchor"):
-            hits = [h for h in hits if h.id != q["anchor"]]
-        docs = {t["doc"] for t in q["targets"]}
-        ranks = [i + 1 for i, h in enumerate(hits) if h.id in docs]
-        rr.append(1 / ranks[0] if ranks else 0.0)
-        hit3.append(bool(ranks and ranks[0] <= 3))
+        hits, rank = first_target(index, q, method, params)
+        rr.append(1 / rank if rank else 0.0)
+        hit3.append(bool(rank and rank <= 3))
         targets = [t for t in q["targets"] if t.get("section")]
         if targets and mix is not None:
             n_sec += 1

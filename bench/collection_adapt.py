@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from _common import print_table, write_json  # noqa: E402
-from collection import COLLECTIONS, QUESTIONS, build  # noqa: E402
+from collection import COLLECTIONS, QUESTIONS, build, first_target  # noqa: E402
 
 from sidelight.index import Index  # noqa: E402
 from sidelight.lab.stats import paired_bootstrap  # noqa: E402
@@ -66,12 +66,8 @@ def per_question(index: Index, questions: list[dict], method: str, params: dict)
     """qid -> {"rr": reciprocal rank of the first target document in the top 10, "hit3": it is in the top 3}."""
     out = {}
     for q in questions:
-        hits = index.search(q["query"], method, 10, **params)
-        if q.get("anchor"):
-            hits = [h for h in hits if h.id != q["anchor"]]
-        docs = {t["doc"] for t in q["targets"]}
-        ranks = [i + 1 for i, h in enumerate(hits) if h.id in docs]
-        out[q["qid"]] = {"rr": 1 / ranks[0] if ranks else 0.0, "hit3": float(bool(ranks and ranks[0] <= 3))}
+        _, rank = first_target(index, q, method, params)
+        out[q["qid"]] = {"rr": 1 / rank if rank else 0.0, "hit3": float(bool(rank and rank <= 3))}
     return out
 
 

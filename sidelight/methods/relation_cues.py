@@ -21,8 +21,8 @@ from ..text import stopwords
 if TYPE_CHECKING:
     from .context import SearchContext
 
-_DATED = re.compile(r"(\d{4}-\d{2}-\d{2})\s+\S")
-ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:\s|$)")
+#: a title that starts with an ISO date (a dated note, "2021-05-08 Templater ...", or a daily note "2021-05-08")
+ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?=\s|$)")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBREVIATIONS = frozenset(m[:3] for m in _MONTHS)
@@ -52,7 +52,7 @@ def name_matcher(index: "SearchContext", names: str = "v1") -> NameMatcher:
     def build() -> NameMatcher:
         records = index.corpus.records
         found = [(n, i) for i, r in enumerate(records) for n in (r.title, *r.aliases)]
-        found += [(m.group(1), i) for i, r in enumerate(records) if (m := _DATED.match(r.title))]
+        found += [(m.group(0), i) for i, r in enumerate(records) if (m := ISO_DATE.match(r.title)) and r.title[m.end():].strip()]
         if names != "v1":
             found += [(n, i) for i, n in without_affixes([r.title for r in records])]
         if names == "v3":
