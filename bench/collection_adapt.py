@@ -89,22 +89,30 @@ def model_summary(model: Path) -> dict:
             "onnx_sha256": m["onnx_sha256"]}
 
 
+def summarise(where: str, label: str, per: dict[str, dict], family: dict[str, str], res: dict, rows: list,
+              diffs: list, per_query: bool) -> None:
+    """`label`'s stock and adapted MRR@10 and hit@3 over `family`'s questions, and the paired family
+    bootstrap of adapted - stock, into `res` (the JSON), `rows` and `diffs` (the two printed tables)."""
+    n = len(family)
+    for variant in ("stock", "adapted"):
+        mrr, hit3 = (math.fsum(s[k] for s in per[variant].values()) / n for k in ("rr", "hit3"))
+        res["scores"][f"{variant} | {label}"] = {"mrr@10": mrr, "hit@3": hit3,
+                                                 **({"per_query": per[variant]} if per_query else {})}
+        rows.append([where, variant, label, f"{mrr:.4f}", f"{hit3:.4f}", n])
+    for key, metric in (("rr", "mrr@10"), ("hit3", "hit@3")):
+        b = paired_bootstrap(family_means(per["stock"], family, key), family_means(per["adapted"], family, key),
+                             N_RESAMPLES, SEED)
+        res["adapted_minus_stock"][f"{label} | {metric}"] = {"mean": b.mean_difference, "low": b.low, "high": b.high}
+        diffs.append([where, label, metric, f"{b.mean_difference:+.4f}", f"[{b.low:+.4f}, {b.high:+.4f}]",
+                      res["n_families"]])
+
+
 def pool(methods: dict, pooled: dict, family: dict[str, str], rows: list, diffs: list) -> dict:
     """Every collection's questions together (question-weighted figures; families pooled for the interval)."""
-    n, res = len(family), {"n": len(family), "n_families": len(set(family.values())), "scores": {},
-                           "adapted_minus_stock": {}}
+    res = {"n": len(family), "n_families": len(set(family.values())), "scores": {}, "adapted_minus_stock": {}}
     for label in methods:
-        for variant in ("stock", "adapted"):
-            per = pooled[(label, variant)]
-            mrr, hit3 = (math.fsum(s[k] for s in per.values()) / n for k in ("rr", "hit3"))
-            res["scores"][f"{variant} | {label}"] = {"mrr@10": mrr, "hit@3": hit3}
-            rows.append(["pooled", variant, label, f"{mrr:.4f}", f"{hit3:.4f}", n])
-        for key, metric in (("rr", "mrr@10"), ("hit3", "hit@3")):
-            b = paired_bootstrap(family_means(pooled[(label, "stock")], family, key),
-                                 family_means(pooled[(label, "adapted")], family, key), N_RESAMPLES, SEED)
-            res["adapted_minus_stock"][f"{label} | {metric}"] = {"mean": b.mean_difference, "low": b.low, "high": b.high}
-            diffs.append(["pooled", label, metric, f"{b.mean_difference:+.4f}", f"[{b.low:+.4f}, {b.high:+.4f}]",
-                          res["n_families"]])
+        per = {variant: pooled[(label, variant)] for variant in ("stock", "adapted")}
+        summarise("pooled", label, per, family, res, rows, diffs, per_query=False)
     return res
 
 
@@ -146,21 +154,10 @@ def main() -> None:
         res: dict = {"model": model_summary(model), "n": len(questions), "n_families": len(set(family.values())),
                      "scores": {}, "adapted_minus_stock": {}}
         for label, (method, params) in methods.items():
-            per = {}
-            for variant, index in indexes.items():
-                per[variant] = per_question(index, questions, method, params)
+            per = {variant: per_question(index, questions, method, params) for variant, index in indexes.items()}
+            for variant in per:
                 pooled.setdefault((label, variant), {}).update({f"{name}/{q}": v for q, v in per[variant].items()})
-                mrr = math.fsum(s["rr"] for s in per[variant].values()) / len(questions)
-                hit3 = math.fsum(s["hit3"] for s in per[variant].values()) / len(questions)
-                res["scores"][f"{variant} | {label}"] = {"mrr@10": mrr, "hit@3": hit3, "per_query": per[variant]}
-                rows.append([name, variant, label, f"{mrr:.4f}", f"{hit3:.4f}", len(questions)])
-            for key, metric in (("rr", "mrr@10"), ("hit3", "hit@3")):
-                b = paired_bootstrap(family_means(per["stock"], family, key), family_means(per["adapted"], family, key),
-                                     N_RESAMPLES, SEED)
-                res["adapted_minus_stock"][f"{label} | {metric}"] = {"mean": b.mean_difference, "low": b.low,
-                                                                      "high": b.high}
-                diffs.append([name, label, metric, f"{b.mean_difference:+.4f}", f"[{b.low:+.4f}, {b.high:+.4f}]",
-                              res["n_families"]])
+            summarise(name, label, per, family, res, rows, diffs, per_query=True)
         out["results"][name] = res
     if len(models) > 1:
         out["pooled"] = pool(methods, pooled, pooled_family, rows, diffs)
